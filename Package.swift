@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+  .enableUpcomingFeature("InternalImportsByDefault"),
+  .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+  name: "swift-secrets",
+  products: [
+    .library(name: "SecretClient", targets: ["SecretClient"]),
+  ],
+  targets: [
+    // C libraries, as Debian ships them (scripts/bootstrap installs them).
+    .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+
+    // Libraries.
+    .target(name: "SecretClient", dependencies: ["CLibSecret"], swiftSettings: swiftSettings),
+
+    // Test support: private buses and real providers for every test target.
+    .target(
+      name: "SecretTestSupport", dependencies: ["SecretClient"], path: "Tests/SecretTestSupport",
+      swiftSettings: swiftSettings),
+    .testTarget(name: "SecretClientTests", dependencies: ["SecretClient", "SecretTestSupport"], swiftSettings: swiftSettings),
+
+    // The README's examples.
+    .executableTarget(
+      name: "secret-client-example", dependencies: ["SecretClient"], path: "Examples/SecretClientExample",
+      swiftSettings: swiftSettings),
+
+    // Benchmarks (`make bench`).
+    .executableTarget(
+      name: "SecretClientBenchmark", dependencies: ["SecretClient", "CLibSecret", "SecretTestSupport"],
+      path: "Benchmarks/SecretClientBenchmark", swiftSettings: swiftSettings),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,48 @@
+// C helpers for the daemon (SecretDaemon) that Swift cannot express: variadic calls and
+// cast-only macros. Keep this file small; everything else calls non-variadic APIs directly.
+#ifndef CLIBSECRET_DAEMON_SHIM_H
+#define CLIBSECRET_DAEMON_SHIM_H
+
+#include <glib.h>
+#include <glib-unix.h>
+#include <gcrypt.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+// Zeroes memory in a way the compiler may not elide (explicit_bzero is not imported by Swift's Glibc).
+static inline void secretd_wipe(void *bytes, size_t count) {
+  if (bytes != NULL && count > 0) explicit_bzero(bytes, count);
+}
+
+// G_VARIANT_TYPE("...") is a cast macro, which Swift does not import.
+static inline const GVariantType *secretd_variant_type(const char *type_string) {
+  return (const GVariantType *)type_string;
+}
+
+// prctl is variadic: make the process non-dumpable (no core, no ptrace by peers).
+static inline int secretd_set_not_dumpable(void) {
+  return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+static inline int secretd_get_dumpable(void) {
+  return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+}
+
+// gcry_control is variadic: one helper per command the daemon uses.
+static inline gcry_error_t secretd_gcry_disable_secmem_warnings(void) {
+  return gcry_control(GCRYCTL_DISABLE_SECMEM_WARN, 0);
+}
+
+static inline gcry_error_t secretd_gcry_init_secmem(unsigned int bytes) {
+  return gcry_control(GCRYCTL_INIT_SECMEM, bytes, 0);
+}
+
+static inline gcry_error_t secretd_gcry_initialization_finished(void) {
+  return gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
+}
+
+static inline int secretd_gcry_initialized(void) {
+  return gcry_control(GCRYCTL_INITIALIZATION_FINISHED_P) != 0;
+}
+
+#endif

@@ -1,0 +1,62 @@
+#ifndef CLIBSECRET_SHIM_H
+#define CLIBSECRET_SHIM_H
+
+// The D-Bus path API (search and read by object path, without auto-unlocking prompts)
+// is marked unstable by libsecret although it has not changed since 0.7.
+#define SECRET_API_SUBJECT_TO_CHANGE 1
+#define SECRET_WITH_UNSTABLE 1
+#include <libsecret/secret.h>
+#include <gio/gio.h>
+
+#include "daemon-shim.h"
+
+// libsecret 0.20's SecretService constructor forces the session bus and the bus name from the
+// environment, whatever the caller passed. This subclass restores the caller's connection and
+// name right after that, still inside construction, so a client can talk to any bus.
+static GObject *clibsecret_bus_service_constructor(GType type, guint count, GObjectConstructParam *params) {
+  GObjectClass *parent = G_OBJECT_CLASS(g_type_class_peek(SECRET_TYPE_SERVICE));
+  GObject *object = parent->constructor(type, count, params);
+  for (guint i = 0; i < count; i++) {
+    const char *name = params[i].pspec->name;
+    if (g_str_equal(name, "g-connection") || g_str_equal(name, "g-name")) {
+      g_object_set_property(object, name, params[i].value);
+    }
+  }
+  g_object_set(object, "g-bus-type", G_BUS_TYPE_NONE, NULL);
+  return object;
+}
+
+static void clibsecret_bus_service_class_init(gpointer klass, gpointer data) {
+  (void)data;
+  G_OBJECT_CLASS(klass)->constructor = clibsecret_bus_service_constructor;
+}
+
+static GType clibsecret_bus_service_get_type(void) {
+  static gsize type = 0;
+  if (g_once_init_enter(&type)) {
+    GType existing = g_type_from_name("CLibSecretBusService");
+    GType registered = existing ? existing
+      : g_type_register_static_simple(SECRET_TYPE_SERVICE, "CLibSecretBusService",
+                                      sizeof(SecretServiceClass), clibsecret_bus_service_class_init,
+                                      sizeof(SecretService), NULL, (GTypeFlags)0);
+    g_once_init_leave(&type, registered);
+  }
+  return type;
+}
+
+// g_initable_new is variadic, which Swift cannot call: this opens a SecretService proxy with a
+// transfer session on a connection and bus name the caller chose.
+static inline SecretService *clibsecret_service_new(GDBusConnection *connection,
+                                                    const char *bus_name,
+                                                    GError **error) {
+  return (SecretService *)g_initable_new(
+      clibsecret_bus_service_get_type(), NULL, error,
+      "g-connection", connection,
+      "g-name", bus_name,
+      "g-object-path", "/org/freedesktop/secrets",
+      "g-interface-name", "org.freedesktop.Secret.Service",
+      "flags", SECRET_SERVICE_OPEN_SESSION,
+      NULL);
+}
+
+#endif

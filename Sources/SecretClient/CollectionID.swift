@@ -1,0 +1,27 @@
+/// Names a collection of the Secret Service: by alias (`default`, `session`) or by object path.
+public enum CollectionID: Sendable, Hashable {
+  case alias(String)
+  case path(String)
+
+  /// The collection where clients store by default; on secretd it is the in-memory session one.
+  public static let `default` = CollectionID.alias("default")
+  /// The collection that lasts for the login session only.
+  public static let session = CollectionID.alias("session")
+
+  /// Parses `default`, `session`, any alias name, or an object path starting with `/`.
+  public init(_ text: String) {
+    self = text.hasPrefix("/") ? .path(text) : .alias(text)
+  }
+
+  /// The form libsecret accepts wherever a collection is named: an alias or a path.
+  var libsecretName: String {
+    switch self {
+    case .alias(let name): name
+    case .path(let path): path
+    }
+  }
+}
+
+extension CollectionID: CustomStringConvertible {
+  public var description: String { libsecretName }
+}

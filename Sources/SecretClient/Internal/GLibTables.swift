@@ -1,0 +1,62 @@
+import CLibSecret
+
+/// A `GHashTable` of strings to strings, the form libsecret takes attributes in.
+struct AttributeTable: ~Copyable {
+  let table: OpaquePointer
+
+  init(_ attributes: [String: String]) {
+    // The table owns copies of keys and values and frees them with g_free.
+    table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)
+    for (name, value) in attributes {
+      g_hash_table_insert(table, g_strdup(name), g_strdup(value))
+    }
+  }
+
+  deinit {
+    g_hash_table_unref(table)
+  }
+
+  /// Reads a string-to-string `GHashTable` that the caller owns, and releases it.
+  static func take(_ table: OpaquePointer?) -> [String: String] {
+    guard let table else { return [:] }
+    defer { g_hash_table_unref(table) }
+    var attributes: [String: String] = [:]
+    var iterator = GHashTableIter()
+    g_hash_table_iter_init(&iterator, table)
+    var key: gpointer?
+    var value: gpointer?
+    while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
+      guard let key, let value else { continue }
+      let name = String(cString: key.assumingMemoryBound(to: gchar.self))
+      attributes[name] = String(cString: value.assumingMemoryBound(to: gchar.self))
+    }
+    return attributes
+  }
+}
+
+/// A `GHashTable` of D-Bus property names to `GVariant`s, for creating collections.
+struct PropertyTable: ~Copyable {
+  let table: OpaquePointer
+
+  init(label: String) {
+    table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, { g_variant_unref(OpaquePointer($0)) })
+    let value = g_variant_ref_sink(g_variant_new_string(label))
+    g_hash_table_insert(table, g_strdup("org.freedesktop.Secret.Collection.Label"), UnsafeMutableRawPointer(value))
+  }
+
+  deinit {
+    g_hash_table_unref(table)
+  }
+}
+
+/// Walks a `GList` of GObjects the caller owns, then frees the list and its references.
+func takeObjects<T>(_ list: UnsafeMutablePointer<GList>?, _ transform: (gpointer) -> T) -> [T] {
+  defer { g_list_free_full(list, g_object_unref) }
+  var results: [T] = []
+  var node = list
+  while let current = node {
+    if let data = current.pointee.data { results.append(transform(data)) }
+    node = current.pointee.next
+  }
+  return results
+}

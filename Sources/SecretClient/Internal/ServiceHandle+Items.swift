@@ -1,0 +1,99 @@
+import CLibSecret
+import Foundation
+
+extension ServiceHandle {
+  /// The object paths of the items whose attributes include `attributes`, unlocked and locked.
+  /// Wraps `secret_service_search_for_dbus_paths_sync`.
+  func searchPaths(_ attributes: [String: String]) throws(SecretError) -> (unlocked: [String], locked: [String]) {
+    let table = AttributeTable(attributes)
+    var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+    var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+    _ = try call { error in
+      secret_service_search_for_dbus_paths_sync(service, nil, table.table, nil, &unlocked, &locked, &error) != 0
+        ? true : nil
+    }
+    return (takeStrings(unlocked), takeStrings(locked))
+  }
+
+  /// The secret of one unlocked item, or `nil` when the item has gone.
+  /// Wraps `secret_service_get_secret_for_dbus_path_sync`.
+  func secret(at path: String) throws(SecretError) -> SecretValue? {
+    var error: UnsafeMutablePointer<GError>?
+    guard let value = secret_service_get_secret_for_dbus_path_sync(service, path, nil, &error) else {
+      if error == nil { return nil }
+      throw GErrorBox(error).secretError(busName: busName, object: path)
+    }
+    return takeValue(value)
+  }
+
+  /// Creates or replaces the item with exactly these attributes in `collection`.
+  /// Wraps `secret_service_store_sync`.
+  func store(_ value: SecretValue, attributes: [String: String], label: String, collection: String) throws(SecretError) {
+    let table = AttributeTable(attributes)
+    let secret = value.bytes.withUnsafeBufferPointer { bytes in
+      bytes.withMemoryRebound(to: gchar.self) { chars in
+        secret_value_new(chars.baseAddress, gssize(chars.count), value.contentType)
+      }
+    }
+    defer { secret_value_unref(UnsafeMutableRawPointer(secret)) }
+    _ = try call(object: collection) { error in
+      secret_service_store_sync(service, nil, table.table, collection, label, secret, nil, &error) != 0 ? true : nil
+    }
+  }
+
+  /// Deletes one item. Wraps `secret_service_delete_item_dbus_path_sync`.
+  func deleteItem(at path: String) throws(SecretError) {
+    _ = try call(object: path) { error in
+      secret_service_delete_item_dbus_path_sync(service, path, nil, &error) != 0 ? true : nil
+    }
+  }
+
+  /// Items with their labels and attributes, and their secrets when `loadSecrets` is set.
+  /// Wraps `secret_service_search_sync`.
+  func searchItems(_ attributes: [String: String], loadSecrets: Bool) throws(SecretError) -> [SecretItem] {
+    let table = AttributeTable(attributes)
+    let flags = SecretSearchFlags(
+      rawValue: SECRET_SEARCH_ALL.rawValue | (loadSecrets ? SECRET_SEARCH_LOAD_SECRETS.rawValue : 0))
+    var error: UnsafeMutablePointer<GError>?
+    let list = secret_service_search_sync(service, nil, table.table, flags, nil, &error)
+    if error != nil { throw GErrorBox(error).secretError(busName: busName) }
+    return takeObjects(list) { item in
+      Self.describe(item.assumingMemoryBound(to: CLibSecret.SecretItem.self))
+    }
+  }
+
+  /// Loads one item's label and attributes. Wraps `secret_item_new_for_dbus_path_sync`.
+  func item(at path: String) throws(SecretError) -> SecretItem {
+    let item = try call(object: path) { error in
+      secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, nil, &error)
+    }
+    defer { g_object_unref(UnsafeMutableRawPointer(item)) }
+    return Self.describe(item)
+  }
+
+  private static func describe(_ item: UnsafeMutablePointer<CLibSecret.SecretItem>) -> SecretItem {
+    let proxy = UnsafeMutableRawPointer(item).assumingMemoryBound(to: GDBusProxy.self)
+    return SecretItem(
+      path: g_dbus_proxy_get_object_path(proxy).map { String(cString: $0) } ?? "",
+      label: secret_item_get_label(item).map(takeString) ?? "",
+      attributes: AttributeTable.take(secret_item_get_attributes(item)),
+      isLocked: secret_item_get_locked(item) != 0,
+      created: Date(timeIntervalSince1970: TimeInterval(secret_item_get_created(item))),
+      modified: Date(timeIntervalSince1970: TimeInterval(secret_item_get_modified(item))),
+      secret: secret_item_get_secret(item).map(takeValue)
+    )
+  }
+}
+
+/// Copies a libsecret `SecretValue` into Swift and releases the reference.
+/// The C value lives in libsecret's secure memory and is wiped when released.
+func takeValue(_ value: OpaquePointer) -> SecretValue {
+  defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+  var length: gsize = 0
+  let contentType = secret_value_get_content_type(value).map { String(cString: $0) } ?? "application/octet-stream"
+  guard let bytes = secret_value_get(value, &length), length > 0 else {
+    return SecretValue(bytes: [], contentType: contentType)
+  }
+  let buffer = UnsafeRawBufferPointer(start: bytes, count: Int(length))
+  return SecretValue(bytes: Array(buffer), contentType: contentType)
+}

@@ -1,0 +1,61 @@
+import CLibSecret
+
+extension ServiceHandle {
+  /// Subscribes to `ItemCreated`, `ItemChanged` and `ItemDeleted` of the collection at `path`.
+  ///
+  /// The subscription is made on the signal thread, so `onChange` runs there. It is active when
+  /// this returns. Wraps `g_dbus_connection_signal_subscribe`.
+  func subscribeToItemChanges(
+    collectionPath path: String,
+    _ onChange: @escaping @Sendable (ItemChange) -> Void
+  ) -> SignalSubscription {
+    // Raw pointers are not Sendable; addresses cross to the signal thread as integers.
+    let sink = UInt(bitPattern: Unmanaged.passRetained(ChangeSink(onChange)).toOpaque())
+    let connectionAddress = UInt(bitPattern: connection)
+    let busName = busName
+    let id = SignalThread.shared.perform {
+      g_dbus_connection_signal_subscribe(
+        OpaquePointer(bitPattern: connectionAddress), busName, "org.freedesktop.Secret.Collection", nil, path,
+        nil, G_DBUS_SIGNAL_FLAGS_NONE,
+        { _, _, _, _, signal, parameters, data in
+          guard let data, let signal, let parameters else { return }
+          Unmanaged<ChangeSink>.fromOpaque(data).takeUnretainedValue()
+            .receive(signal: String(cString: signal), parameters: parameters)
+        },
+        UnsafeMutableRawPointer(bitPattern: sink),
+        { data in Unmanaged<ChangeSink>.fromOpaque(data.unsafelyUnwrapped).release() })
+    }
+    return SignalSubscription(handle: self, id: id)
+  }
+}
+
+/// An active signal subscription; it ends on `cancel()` or when released.
+final class SignalSubscription: Sendable {
+  private let handle: ServiceHandle
+  private let id: guint
+
+  init(handle: ServiceHandle, id: guint) {
+    self.handle = handle
+    self.id = id
+  }
+
+  deinit {
+    g_dbus_connection_signal_unsubscribe(handle.connection, id)
+  }
+}
+
+/// Receives the raw signal on the signal thread and hands over a typed change.
+private final class ChangeSink: Sendable {
+  let onChange: @Sendable (ItemChange) -> Void
+
+  init(_ onChange: @escaping @Sendable (ItemChange) -> Void) { self.onChange = onChange }
+
+  func receive(signal: String, parameters: OpaquePointer) {
+    let kinds: [String: ItemChange.Kind] = ["ItemCreated": .created, "ItemChanged": .changed, "ItemDeleted": .deleted]
+    guard let kind = kinds[signal], g_variant_n_children(parameters) == 1 else { return }
+    let child = g_variant_get_child_value(parameters, 0)
+    defer { g_variant_unref(child) }
+    guard String(cString: g_variant_get_type_string(child)) == "o" else { return }
+    onChange(ItemChange(kind: kind, itemPath: String(cString: g_variant_get_string(child, nil))))
+  }
+}

@@ -1,0 +1,89 @@
+import CLibSecret
+
+/// Owns a D-Bus connection and the libsecret `SecretService` proxy opened on it.
+///
+/// Every libsecret call of the module goes through the methods of this type (see the
+/// `ServiceHandle+*.swift` files); the public API never sees a C pointer.
+final class ServiceHandle: @unchecked Sendable {
+  // SAFETY: both pointers are set once in init and released only in deinit. GDBusConnection and
+  // GDBusProxy (which SecretService is) are documented as thread-safe, and libsecret's `_sync`
+  // calls each iterate a main context of their own, so calls from several threads at once are
+  // supported; the session key inside SecretService is guarded by libsecret's own mutex.
+  let connection: OpaquePointer
+  let service: UnsafeMutablePointer<CLibSecret.SecretService>
+  let busName: String
+
+  /// Connects to `address` and opens the provider's service object with a transfer session.
+  init(address: String, busName: String) throws(SecretError) {
+    var error: UnsafeMutablePointer<GError>?
+    let flags = GDBusConnectionFlags(
+      rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue
+        | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
+    guard let connection = g_dbus_connection_new_for_address_sync(address, flags, nil, nil, &error)
+    else {
+      throw .busUnavailable(reason: GErrorBox(error).message)
+    }
+    guard let service = clibsecret_service_new(connection, busName, &error) else {
+      g_object_unref(UnsafeMutableRawPointer(connection))
+      throw GErrorBox(error).secretError(busName: busName)
+    }
+    self.connection = connection
+    self.service = service
+    self.busName = busName
+  }
+
+  deinit {
+    g_object_unref(UnsafeMutableRawPointer(service))
+    g_dbus_connection_close_sync(connection, nil, nil)
+    g_object_unref(UnsafeMutableRawPointer(connection))
+  }
+
+  /// The session bus address from the environment (`DBUS_SESSION_BUS_ADDRESS`), as GIO finds it.
+  static func sessionBusAddress() throws(SecretError) -> String {
+    var error: UnsafeMutablePointer<GError>?
+    guard let address = g_dbus_address_get_for_bus_sync(G_BUS_TYPE_SESSION, nil, &error) else {
+      throw .busUnavailable(reason: GErrorBox(error).message)
+    }
+    return takeString(address)
+  }
+
+  /// Calls `body` with an out-parameter for a `GError`, and converts a failure into `SecretError`.
+  func call<T>(
+    object: String? = nil,
+    _ body: (inout UnsafeMutablePointer<GError>?) -> T?
+  ) throws(SecretError) -> T {
+    var error: UnsafeMutablePointer<GError>?
+    if let result = body(&error), error == nil { return result }
+    throw GErrorBox(error).secretError(busName: busName, object: object)
+  }
+}
+
+/// Turns an owned `gchar*` into a Swift string and frees it.
+func takeString(_ pointer: UnsafeMutablePointer<gchar>) -> String {
+  defer { g_free(pointer) }
+  return String(cString: pointer)
+}
+
+/// Turns an owned NULL-terminated `gchar**` into Swift strings and frees it.
+func takeStrings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
+  guard let vector else { return [] }
+  defer { g_strfreev(vector) }
+  var strings: [String] = []
+  var index = 0
+  while let element = vector[index] {
+    strings.append(String(cString: element))
+    index += 1
+  }
+  return strings
+}
+
+/// Calls `body` with a NULL-terminated array of C strings that lives for the call.
+func withCStringArray<T>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafePointer<gchar>?>) -> T) -> T {
+  let duplicates = strings.map { UnsafePointer(strdup($0)) }
+  defer { duplicates.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
+  var array: [UnsafePointer<gchar>?] = duplicates + [nil]
+  return array.withUnsafeMutableBufferPointer { buffer in
+    // The buffer is never empty: it always holds the terminating NULL.
+    body(buffer.baseAddress.unsafelyUnwrapped)
+  }
+}

@@ -1,0 +1,74 @@
+extension SecretClient {
+  /// The object path of a collection; an alias is resolved. Throws ``SecretError/noSuchObject(path:)``
+  /// for an alias that points nowhere.
+  public func path(of collection: CollectionID) throws(SecretError) -> String {
+    try withService { service throws(SecretError) in try Self.path(of: collection, on: service) }
+  }
+
+  static func path(of collection: CollectionID, on service: ServiceHandle) throws(SecretError) -> String {
+    switch collection {
+    case .path(let path): return path
+    case .alias(let alias):
+      guard let path = try service.readAlias(alias) else { throw .noSuchObject(path: "alias \(alias)") }
+      return path
+    }
+  }
+
+  /// Every collection of the provider, with label, lock state and item count.
+  public func collections() throws(SecretError) -> [CollectionInfo] {
+    try withService { service throws(SecretError) in try service.collections() }
+  }
+
+  /// Creates a collection (providers such as gnome-keyring ask for a password by prompt) and
+  /// returns its object path.
+  public func createCollection(label: String, alias: String? = nil) throws(SecretError) -> String {
+    try Self.validate(text: label, what: "label")
+    return try withService { service throws(SecretError) in try service.createCollection(label: label, alias: alias) }
+  }
+
+  /// Points `alias` at the collection at `path`, or removes the alias when `path` is `nil`.
+  public func setAlias(_ alias: String, to path: String?) throws(SecretError) {
+    try withService { service throws(SecretError) in try service.setAlias(alias, to: path) }
+  }
+
+  /// Locks a collection.
+  public func lock(_ collection: CollectionID = .default) throws(SecretError) {
+    try withService { service throws(SecretError) in
+      _ = try service.setLocked(true, paths: [try Self.path(of: collection, on: service)])
+    }
+  }
+
+  /// Unlocks a collection. A provider that must prompt and cannot gives ``SecretError/promptDismissed``.
+  public func unlock(_ collection: CollectionID = .default) throws(SecretError) {
+    try withService { service throws(SecretError) in
+      let path = try Self.path(of: collection, on: service)
+      guard try service.setLocked(false, paths: [path]) > 0 else {
+        if try service.collections().contains(where: { $0.path == path && !$0.isLocked }) { return }
+        throw .promptDismissed
+      }
+    }
+  }
+}
+
+extension SecretClient {
+  /// Changes to the items of a collection made by anyone, this process included, as they are
+  /// signalled by the provider.
+  ///
+  /// The subscription is active when this returns, so a change made afterwards is never missed.
+  /// It ends when the sequence's iteration ends or the sequence is released.
+  ///
+  /// ```swift
+  /// for await change in try client.changes(in: .default) {
+  ///   print(change.kind, change.itemPath)
+  /// }
+  /// ```
+  public func changes(in collection: CollectionID = .default) throws(SecretError) -> AsyncStream<ItemChange> {
+    try withService { service throws(SecretError) in
+      let path = try Self.path(of: collection, on: service)
+      let (stream, continuation) = AsyncStream<ItemChange>.makeStream()
+      let subscription = service.subscribeToItemChanges(collectionPath: path) { continuation.yield($0) }
+      continuation.onTermination = { _ in withExtendedLifetime(subscription) {} }
+      return stream
+    }
+  }
+}

@@ -1,0 +1,139 @@
+extension SecretClient {
+  /// The secret of the item whose attributes include `attributes`, or `nil` when there is none.
+  ///
+  /// When several items match, an item whose attributes are exactly `attributes` is preferred.
+  /// Unlike libsecret's lookup, a match in a locked collection is reported as
+  /// ``SecretError/locked(path:)``, not silently as absent, and no unlock prompt is raised.
+  ///
+  /// - Parameters:
+  ///   - attributes: the attributes that identify the item; must not be empty.
+  ///   - collection: search only this collection; `nil` searches them all.
+  public func read(_ attributes: [String: String], in collection: CollectionID? = nil) throws(SecretError) -> SecretValue? {
+    try Self.validate(attributes)
+    return try withService { service throws(SecretError) in
+      var (unlocked, locked) = try service.searchPaths(attributes)
+      if let collection {
+        let prefix = try Self.path(of: collection, on: service) + "/"
+        unlocked.removeAll { !$0.hasPrefix(prefix) }
+        locked.removeAll { !$0.hasPrefix(prefix) }
+      }
+      guard let path = try Self.preferredItem(unlocked, exactly: attributes, on: service) else {
+        if let lockedPath = locked.first { throw .locked(path: Self.collectionPath(ofItem: lockedPath)) }
+        return nil
+      }
+      return try service.secret(at: path)
+    }
+  }
+
+  /// Stores `value` in the item with exactly these attributes, replacing its secret if it exists.
+  ///
+  /// - Parameters:
+  ///   - label: what people see in keyring managers; defaults to the attributes.
+  ///   - collection: where to create the item; the `default` alias unless given.
+  public func write(
+    _ value: SecretValue, attributes: [String: String], label: String? = nil, in collection: CollectionID = .default
+  ) throws(SecretError) {
+    try Self.validate(attributes)
+    let label = label ?? attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    try Self.validate(text: label, what: "label")
+    try withService { service throws(SecretError) in
+      try service.store(value, attributes: attributes, label: label, collection: collection.libsecretName)
+    }
+  }
+
+  /// Deletes every item whose attributes include `attributes`; returns whether any was deleted.
+  @discardableResult
+  public func delete(_ attributes: [String: String], in collection: CollectionID? = nil) throws(SecretError) -> Bool {
+    try Self.validate(attributes)
+    return try withService { service throws(SecretError) in
+      var (unlocked, locked) = try service.searchPaths(attributes)
+      if let collection {
+        let prefix = try Self.path(of: collection, on: service) + "/"
+        unlocked.removeAll { !$0.hasPrefix(prefix) }
+        locked.removeAll { !$0.hasPrefix(prefix) }
+      }
+      if unlocked.isEmpty, let lockedPath = locked.first {
+        throw .locked(path: Self.collectionPath(ofItem: lockedPath))
+      }
+      for path in unlocked { try service.deleteItem(at: path) }
+      return !unlocked.isEmpty
+    }
+  }
+
+  /// Items whose attributes include `attributes` (all items when empty), with labels and
+  /// attributes; secrets only when `includeSecrets` is set, and only for unlocked items.
+  public func search(
+    _ attributes: [String: String] = [:], includeSecrets: Bool = false, in collection: CollectionID? = nil
+  ) throws(SecretError) -> [SecretItem] {
+    for (name, value) in attributes {
+      try Self.validate(text: name, what: "attribute name")
+      try Self.validate(text: value, what: "value of attribute \(name)")
+    }
+    return try withService { service throws(SecretError) in
+      let items = try service.searchItems(attributes, loadSecrets: includeSecrets)
+      guard let collection else { return items }
+      let path = try Self.path(of: collection, on: service)
+      return items.filter { $0.collectionPath == path }
+    }
+  }
+
+  private static func preferredItem(
+    _ paths: [String], exactly attributes: [String: String], on service: ServiceHandle
+  ) throws(SecretError) -> String? {
+    guard paths.count > 1 else { return paths.first }
+    for path in paths where try service.item(at: path).attributes == attributes {
+      return path
+    }
+    return paths.first
+  }
+
+  static func collectionPath(ofItem path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return path }
+    return String(path[..<slash])
+  }
+
+  static func validate(_ attributes: [String: String]) throws(SecretError) {
+    guard !attributes.isEmpty else {
+      throw .invalidArgument("an item needs at least one attribute to be found by, such as service and account")
+    }
+    for (name, value) in attributes {
+      guard !name.isEmpty else { throw .invalidArgument("an attribute name is empty") }
+      try validate(text: name, what: "attribute name")
+      try validate(text: value, what: "value of attribute \(name)")
+    }
+  }
+
+  static func validate(text: String, what: String) throws(SecretError) {
+    guard !text.utf8.contains(0) else {
+      throw .invalidArgument("the \(what) contains a NUL character, which D-Bus strings cannot carry")
+    }
+  }
+}
+
+extension SecretClient {
+  /// The attributes `secret-tool` and this project use for a service and an optional account.
+  public static func attributes(service: String, account: String? = nil) -> [String: String] {
+    var attributes = ["service": service]
+    if let account { attributes["account"] = account }
+    return attributes
+  }
+
+  /// The secret stored for `service` and `account`, or `nil`.
+  public func read(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError) -> SecretValue? {
+    try read(Self.attributes(service: service, account: account), in: collection)
+  }
+
+  /// Stores the secret for `service` and `account`.
+  public func write(
+    _ value: SecretValue, service: String, account: String? = nil, label: String? = nil,
+    in collection: CollectionID = .default
+  ) throws(SecretError) {
+    try write(value, attributes: Self.attributes(service: service, account: account), label: label, in: collection)
+  }
+
+  /// Deletes the secret for `service` and `account`; returns whether there was one.
+  @discardableResult
+  public func delete(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError) -> Bool {
+    try delete(Self.attributes(service: service, account: account), in: collection)
+  }
+}

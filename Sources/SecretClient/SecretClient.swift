@@ -1,0 +1,91 @@
+import Foundation
+import Synchronization
+
+/// A typed client of the freedesktop Secret Service (secretd, gnome-keyring, KeePassXC, …).
+///
+/// Items are found by their attributes. An absent item is `nil`, never an error; anything else
+/// that goes wrong is a ``SecretError`` that says what to do.
+///
+/// ```swift
+/// let client = SecretClient()
+/// try client.write(SecretValue("hunter2"), service: "example.org", account: "alice")
+/// let password = try client.read(service: "example.org", account: "alice")?.text
+/// ```
+///
+/// Every method exists twice: synchronous, blocking the calling thread, and `async`, which runs
+/// the blocking libsecret call on dedicated threads, never on Swift's cooperative pool.
+public final class SecretClient: Sendable {
+  /// Which D-Bus bus the client talks to.
+  public enum Bus: Sendable, Hashable {
+    /// The session bus of the environment (`DBUS_SESSION_BUS_ADDRESS`).
+    case session
+    /// A bus at a given D-Bus address, such as `unix:path=/run/user/1000/bus`.
+    case address(String)
+  }
+
+  public let bus: Bus
+  /// The bus name of the provider: `org.freedesktop.secrets` unless `SECRET_SERVICE_BUS_NAME` says otherwise.
+  public let busName: String
+
+  private let handle = Mutex<ServiceHandle?>(nil)
+  /// Where `async` calls run their blocking libsecret work.
+  let executor: BlockingExecutor
+
+  /// Creates a client. Nothing is contacted until the first call, so this never fails.
+  public convenience init(bus: Bus = .session, busName: String? = nil) {
+    self.init(bus: bus, busName: busName, executor: .shared)
+  }
+
+  init(bus: Bus, busName: String?, executor: BlockingExecutor) {
+    self.executor = executor
+    self.bus = bus
+    self.busName =
+      busName ?? ProcessInfo.processInfo.environment["SECRET_SERVICE_BUS_NAME"] ?? "org.freedesktop.secrets"
+  }
+
+  /// Runs `body` with a connected service handle. When the call fails because the provider went
+  /// away or was replaced, the connection is dropped and the call is tried once more on a new one.
+  func withService<T>(_ body: (ServiceHandle) throws(SecretError) -> T) throws(SecretError) -> T {
+    let (service, isNew) = try currentService()
+    do {
+      return try body(service)
+    } catch where !isNew && error.meansConnectionIsStale {
+      discard(service)
+      return try body(try currentService().service)
+    } catch {
+      if error.meansConnectionIsStale { discard(service) }
+      throw error
+    }
+  }
+
+  private func currentService() throws(SecretError) -> (service: ServiceHandle, isNew: Bool) {
+    try handle.withLock { (cached: inout ServiceHandle?) throws(SecretError) in
+      if let cached { return (cached, false) }
+      let address: String
+      switch bus {
+      case .session: address = try ServiceHandle.sessionBusAddress()
+      case .address(let given): address = given
+      }
+      let service = try ServiceHandle(address: address, busName: busName)
+      cached = service
+      return (service, true)
+    }
+  }
+
+  private func discard(_ service: ServiceHandle) {
+    handle.withLock { cached in
+      if cached === service { cached = nil }
+    }
+  }
+}
+
+extension SecretError {
+  /// Errors after which the cached connection or transfer session cannot be trusted.
+  var meansConnectionIsStale: Bool {
+    switch self {
+    case .serviceUnavailable, .busUnavailable: true
+    case .dbus(let name, _): name.hasSuffix(".NoSession") || name.hasSuffix(".UnknownObject")
+    default: false
+    }
+  }
+}

@@ -1,0 +1,44 @@
+/// What went wrong when talking to the Secret Service, with a message that says what to do.
+///
+/// An absent item is never an error: reads return `nil` for it. Messages never contain secret
+/// values; they name the bus, the provider or the object involved.
+public enum SecretError: Error, Sendable, Hashable {
+  /// No D-Bus session bus could be reached (no `DBUS_SESSION_BUS_ADDRESS`, or the bus is gone).
+  case busUnavailable(reason: String)
+  /// The bus answers, but no Secret Service provider owns `busName` on it.
+  case serviceUnavailable(busName: String)
+  /// The collection holding the item is locked.
+  case locked(path: String)
+  /// The provider needed a prompt and it was dismissed, or could not be shown.
+  case promptDismissed
+  /// The request itself is malformed: empty attributes, a NUL byte in a name or value, ….
+  case invalidArgument(String)
+  /// The object (collection or item) does not exist.
+  case noSuchObject(path: String)
+  /// Any other D-Bus error, by its name and message.
+  case dbus(name: String, message: String)
+}
+
+extension SecretError: CustomStringConvertible {
+  public var description: String {
+    switch self {
+    case .busUnavailable(let reason):
+      "No D-Bus session bus: \(reason). Log in to a desktop session, or start one with "
+        + "`dbus-run-session -- SHELL`, or run `make run` to get secretd on a private bus."
+    case .serviceUnavailable(let busName):
+      "No Secret Service provider owns \(busName) on the session bus. Start one: "
+        + "`secretd` (or `systemctl --user start secretd`), or gnome-keyring."
+    case .locked(let path):
+      "The collection \(path) is locked. Unlock it (`secretctl unlock`) and try again."
+    case .promptDismissed:
+      "The Secret Service asked for confirmation and the prompt was dismissed or could not be "
+        + "shown. Unlock the keyring from a desktop session, or use secretd, which never prompts."
+    case .invalidArgument(let detail):
+      "Invalid argument: \(detail)."
+    case .noSuchObject(let path):
+      "No such object on the Secret Service: \(path). Check the collection name or alias."
+    case .dbus(let name, let message):
+      "The Secret Service failed with \(name): \(message)"
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import SecretClient
+import SecretTestSupport
+import Testing
+
+@Suite("Round trips")
+struct RoundTripTests {
+  static let values: [(String, SecretValue)] = [
+    ("text", SecretValue("correct horse battery staple")),
+    ("binary", SecretValue(bytes: (0...255).map(UInt8.init), contentType: "application/octet-stream")),
+    ("empty", SecretValue(bytes: [], contentType: "text/plain")),
+    ("unicode", SecretValue("pässwörd 🔑 ключ 鍵\n")),
+    ("1 MiB", SecretValue(bytes: (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }, contentType: "application/octet-stream")),
+  ]
+
+  @Test(arguments: Provider.all)
+  func valuesComeBackByteForByte(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let client = instance.client()
+      for (name, value) in Self.values {
+        try await client.write(value, service: "round-trip", account: name)
+        let read = try await client.read(service: "round-trip", account: name)
+        #expect(read?.bytes == value.bytes, "\(name) changed on the way")
+      }
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func writingAgainReplacesTheSecret(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let client = instance.client()
+      try await client.write(SecretValue("first"), service: "replace", account: "a")
+      try await client.write(SecretValue("second"), service: "replace", account: "a")
+      #expect(try await client.read(service: "replace", account: "a")?.text == "second")
+      #expect(try await client.search(SecretClient.attributes(service: "replace", account: "a")).count == 1)
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func absentIsNilAndDeletingItIsFalse(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let client = instance.client()
+      #expect(try await client.read(service: "nobody", account: "none") == nil)
+      #expect(try await client.delete(service: "nobody", account: "none") == false)
+      try await client.write(SecretValue("x"), service: "gone", account: "a")
+      #expect(try await client.delete(service: "gone", account: "a") == true)
+      #expect(try await client.read(service: "gone", account: "a") == nil)
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func searchGivesLabelsAndAttributesButSecretsOnlyWhenAsked(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let client = instance.client()
+      try await client.write(SecretValue("one"), service: "search", account: "a", label: "Label A")
+      try await client.write(SecretValue("two"), service: "search", account: "b", label: "Label B")
+      try await client.write(SecretValue("other"), service: "elsewhere", account: "a")
+
+      let found = try await client.search(["service": "search"]).sorted { $0.label < $1.label }
+      #expect(found.map(\.label) == ["Label A", "Label B"])
+      #expect(found.map { $0.attributes["account"] } == ["a", "b"])
+      #expect(found.allSatisfy { $0.secret == nil })
+
+      let withSecrets = try await client.search(["service": "search"], includeSecrets: true)
+      #expect(Set(withSecrets.compactMap { $0.secret?.text }) == ["one", "two"])
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func readPrefersTheItemWithExactlyTheseAttributes(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let client = instance.client()
+      try await client.write(SecretValue("backup"), attributes: ["service": "s", "account": "a", "backup": "1"])
+      try await client.write(SecretValue("main"), service: "s", account: "a")
+      #expect(try await client.read(service: "s", account: "a")?.text == "main")
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func theDefaultAliasResolvesToACollectionThatHoldsTheItem(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let client = instance.client()
+      try await client.write(SecretValue("x"), service: "where", account: "a")
+      let path = try await client.path(of: .default)
+      let item = try #require(try await client.search(["service": "where"]).first)
+      #expect(item.collectionPath == path)
+      #expect(try await client.read(service: "where", account: "a", in: .default)?.text == "x")
+      #expect(try await client.read(service: "where", account: "a", in: .path("/org/freedesktop/secrets/collection/none")) == nil)
+      let collections = try await client.collections()
+      #expect(collections.contains { $0.path == path && $0.itemCount >= 1 && !$0.isLocked })
+    }
+  }
+}
