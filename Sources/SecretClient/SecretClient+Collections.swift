@@ -72,3 +72,14 @@ extension SecretClient {
     }
   }
 }
+
+extension SecretClient {
+  /// Which connection and process own the provider's bus name.
+  public func provider() throws(SecretError) -> ProviderInfo {
+    try withService { service throws(SecretError) in try service.providerInfo() }
+  }
+
+  public func provider() async throws(SecretError) -> ProviderInfo {
+    try await executor.run { () throws(SecretError) -> ProviderInfo in try self.provider() }
+  }
+}

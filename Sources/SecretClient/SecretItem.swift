@@ -34,3 +34,20 @@ public struct ItemChange: Sendable, Hashable {
   /// The object path of the item that changed.
   public var itemPath: String
 }
+
+/// Who provides the Secret Service on the bus.
+public struct ProviderInfo: Sendable, Hashable {
+  /// The well-known name clients use, normally `org.freedesktop.secrets`.
+  public var busName: String
+  /// The owner's unique connection name, such as `:1.42`.
+  public var uniqueName: String
+  /// The owner's process id, when the bus tells it.
+  public var pid: Int32?
+  /// The program the owner runs (`/usr/bin/gnome-keyring-daemon`, `secretd`, …), when readable.
+  public var executable: String?
+
+  /// Whether the provider is this project's secretd, which honours item expiry.
+  public var isSecretd: Bool {
+    executable.map { $0 == "secretd" || $0.hasSuffix("/secretd") } ?? false
+  }
+}

@@ -74,3 +74,17 @@ struct ErrorTests {
     #expect(!String(describing: SecretValue("hunter2")).contains("hunter2"))
   }
 }
+
+@Suite("Provider identity")
+struct ProviderInfoTests {
+  @Test(arguments: Provider.all)
+  func theClientNamesTheProcessThatOwnsTheBusName(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let info = try await instance.client().provider()
+      #expect(info.busName == instance.busName)
+      #expect(info.uniqueName.hasPrefix(":"))
+      #expect(info.pid == instance.pid)
+      #expect(info.isSecretd == (provider == .secretd))
+    }
+  }
+}
