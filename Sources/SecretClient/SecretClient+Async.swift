@@ -1,18 +1,25 @@
 // The async forms of every call: the same work, run on the dedicated blocking threads.
 extension SecretClient {
-  public func read(_ attributes: [String: String], in collection: CollectionID? = nil) async throws(SecretError) -> SecretValue? {
-    try await offload { client throws(SecretError) in try client.read(attributes, in: collection) }
+  public func read(
+    _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
+  ) async throws(SecretError) -> SecretValue? {
+    try await offload { client throws(SecretError) in try client.read(attributes, in: collection, exactly: exactly) }
   }
 
   public func write(
-    _ value: SecretValue, attributes: [String: String], label: String? = nil, in collection: CollectionID = .default
+    _ value: SecretValue, attributes: [String: String], label: String? = nil, in collection: CollectionID = .default,
+    exactly: Bool = false
   ) async throws(SecretError) {
-    try await offload { client throws(SecretError) in try client.write(value, attributes: attributes, label: label, in: collection) }
+    try await offload { client throws(SecretError) in
+      try client.write(value, attributes: attributes, label: label, in: collection, exactly: exactly)
+    }
   }
 
   @discardableResult
-  public func delete(_ attributes: [String: String], in collection: CollectionID? = nil) async throws(SecretError) -> Bool {
-    try await offload { client throws(SecretError) in try client.delete(attributes, in: collection) }
+  public func delete(
+    _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
+  ) async throws(SecretError) -> Bool {
+    try await offload { client throws(SecretError) in try client.delete(attributes, in: collection, exactly: exactly) }
   }
 
   public func search(

@@ -8,15 +8,14 @@ extension SecretClient {
   /// - Parameters:
   ///   - attributes: the attributes that identify the item; must not be empty.
   ///   - collection: search only this collection; `nil` searches them all.
-  public func read(_ attributes: [String: String], in collection: CollectionID? = nil) throws(SecretError) -> SecretValue? {
+  ///   - exactly: ignore items that carry attributes beyond `attributes` (costs a round trip).
+  public func read(
+    _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
+  ) throws(SecretError) -> SecretValue? {
     try Self.validate(attributes)
     return try withService { service throws(SecretError) in
-      var (unlocked, locked) = try service.searchPaths(attributes)
-      if let collection {
-        let prefix = try Self.path(of: collection, on: service) + "/"
-        unlocked.removeAll { !$0.hasPrefix(prefix) }
-        locked.removeAll { !$0.hasPrefix(prefix) }
-      }
+      var (unlocked, locked) = try Self.itemPaths(attributes, in: collection, on: service)
+      if exactly { unlocked = try Self.exactMatches(unlocked, attributes, on: service) }
       guard let path = try Self.preferredItem(unlocked, exactly: attributes, on: service) else {
         if let lockedPath = locked.first { throw .locked(path: Self.collectionPath(ofItem: lockedPath)) }
         return nil
@@ -25,33 +24,46 @@ extension SecretClient {
     }
   }
 
-  /// Stores `value` in the item with exactly these attributes, replacing its secret if it exists.
+  /// Stores `value` in the item with these attributes, replacing its secret if it exists.
+  ///
+  /// Providers decide which item "has these attributes": gnome-keyring replaces any item whose
+  /// attributes include them. With `exactly`, only an item whose attributes are exactly these is
+  /// replaced and items with more attributes are left alone (this costs a round trip or two).
   ///
   /// - Parameters:
   ///   - label: what people see in keyring managers; defaults to the attributes.
   ///   - collection: where to create the item; the `default` alias unless given.
   public func write(
-    _ value: SecretValue, attributes: [String: String], label: String? = nil, in collection: CollectionID = .default
+    _ value: SecretValue, attributes: [String: String], label: String? = nil, in collection: CollectionID = .default,
+    exactly: Bool = false
   ) throws(SecretError) {
     try Self.validate(attributes)
     let label = label ?? attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     try Self.validate(text: label, what: "label")
     try withService { service throws(SecretError) in
-      try service.store(value, attributes: attributes, label: label, collection: collection.libsecretName)
+      guard exactly else {
+        return try service.store(value, attributes: attributes, label: label, collection: collection.libsecretName)
+      }
+      let (unlocked, _) = try Self.itemPaths(attributes, in: collection, on: service)
+      if let path = try Self.exactMatches(unlocked, attributes, on: service).first {
+        try service.setSecret(value, at: path)
+      } else {
+        let collectionPath = try Self.path(of: collection, on: service)
+        try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value)
+      }
     }
   }
 
-  /// Deletes every item whose attributes include `attributes`; returns whether any was deleted.
+  /// Deletes every item whose attributes include `attributes` (or, with `exactly`, are exactly
+  /// `attributes`); returns whether any was deleted.
   @discardableResult
-  public func delete(_ attributes: [String: String], in collection: CollectionID? = nil) throws(SecretError) -> Bool {
+  public func delete(
+    _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
+  ) throws(SecretError) -> Bool {
     try Self.validate(attributes)
     return try withService { service throws(SecretError) in
-      var (unlocked, locked) = try service.searchPaths(attributes)
-      if let collection {
-        let prefix = try Self.path(of: collection, on: service) + "/"
-        unlocked.removeAll { !$0.hasPrefix(prefix) }
-        locked.removeAll { !$0.hasPrefix(prefix) }
-      }
+      var (unlocked, locked) = try Self.itemPaths(attributes, in: collection, on: service)
+      if exactly { unlocked = try Self.exactMatches(unlocked, attributes, on: service) }
       if unlocked.isEmpty, let lockedPath = locked.first {
         throw .locked(path: Self.collectionPath(ofItem: lockedPath))
       }
@@ -77,14 +89,36 @@ extension SecretClient {
     }
   }
 
+  private static func itemPaths(
+    _ attributes: [String: String], in collection: CollectionID?, on service: ServiceHandle
+  ) throws(SecretError) -> (unlocked: [String], locked: [String]) {
+    let (unlocked, locked) = try service.searchPaths(attributes)
+    guard let collection else { return (unlocked, locked) }
+    let prefix = try path(of: collection, on: service) + "/"
+    return (unlocked.filter { $0.hasPrefix(prefix) }, locked.filter { $0.hasPrefix(prefix) })
+  }
+
+  private static func exactMatches(
+    _ paths: [String], _ attributes: [String: String], on service: ServiceHandle
+  ) throws(SecretError) -> [String] {
+    var matches: [String] = []
+    for path in paths where try sameAttributes(service.item(at: path).attributes, attributes) {
+      matches.append(path)
+    }
+    return matches
+  }
+
+  /// Equal attributes, ignoring the `xdg:` ones that providers and libsecret add as metadata
+  /// (gnome-keyring adds `xdg:schema` to items stored without a schema, some time later).
+  static func sameAttributes(_ stored: [String: String], _ wanted: [String: String]) -> Bool {
+    stored.filter { !$0.key.hasPrefix("xdg:") } == wanted.filter { !$0.key.hasPrefix("xdg:") }
+  }
+
   private static func preferredItem(
     _ paths: [String], exactly attributes: [String: String], on service: ServiceHandle
   ) throws(SecretError) -> String? {
     guard paths.count > 1 else { return paths.first }
-    for path in paths where try service.item(at: path).attributes == attributes {
-      return path
-    }
-    return paths.first
+    return try exactMatches(paths, attributes, on: service).first ?? paths.first
   }
 
   static func collectionPath(ofItem path: String) -> String {

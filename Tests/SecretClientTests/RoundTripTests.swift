@@ -70,8 +70,28 @@ struct RoundTripTests {
     try await withProvider(provider) { instance in
       let client = instance.client()
       try await client.write(SecretValue("backup"), attributes: ["service": "s", "account": "a", "backup": "1"])
-      try await client.write(SecretValue("main"), service: "s", account: "a")
+      try await client.write(SecretValue("main"), attributes: SecretClient.attributes(service: "s", account: "a"), exactly: true)
+      #expect(try await client.search(["service": "s"]).count == 2)
       #expect(try await client.read(service: "s", account: "a")?.text == "main")
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func exactlyIgnoresItemsWithMoreAttributes(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let client = instance.client()
+      let main = SecretClient.attributes(service: "s", account: "a")
+      try await client.write(SecretValue("backup"), attributes: main.merging(["backup": "1"]) { $1 })
+      #expect(try await client.read(main)?.text == "backup")
+      #expect(try await client.read(main, exactly: true) == nil)
+      #expect(try await client.delete(main, exactly: true) == false)
+      try await client.write(SecretValue("main"), attributes: main, exactly: true)
+      try await client.write(SecretValue("main again"), attributes: main, exactly: true)
+      let all = try await client.search(["service": "s"])
+      #expect(all.count == 2, "\(all.map { ($0.path, $0.attributes) })")
+      #expect(try await client.read(main, exactly: true)?.text == "main again")
+      #expect(try await client.delete(main, exactly: true) == true)
+      #expect(try await client.read(main)?.text == "backup")
     }
   }
 

@@ -34,19 +34,31 @@ struct AttributeTable: ~Copyable {
   }
 }
 
-/// A `GHashTable` of D-Bus property names to `GVariant`s, for creating collections.
+/// A `GHashTable` of D-Bus property names to `GVariant`s, for creating collections and items.
 struct PropertyTable: ~Copyable {
   let table: OpaquePointer
 
-  init(label: String) {
+  /// Takes ownership of the (floating) variants.
+  init(_ properties: [String: OpaquePointer]) {
     table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, { g_variant_unref(OpaquePointer($0)) })
-    let value = g_variant_ref_sink(g_variant_new_string(label))
-    g_hash_table_insert(table, g_strdup("org.freedesktop.Secret.Collection.Label"), UnsafeMutableRawPointer(value))
+    for (name, value) in properties {
+      g_hash_table_insert(table, g_strdup(name), UnsafeMutableRawPointer(g_variant_ref_sink(value)))
+    }
   }
 
   deinit {
     g_hash_table_unref(table)
   }
+}
+
+/// A floating `a{ss}` variant of the attributes.
+func attributesVariant(_ attributes: [String: String]) -> OpaquePointer {
+  let builder = g_variant_builder_new(g_variant_type_checked_("a{ss}"))
+  defer { g_variant_builder_unref(builder) }
+  for (name, value) in attributes {
+    g_variant_builder_add_value(builder, g_variant_new_dict_entry(g_variant_new_string(name), g_variant_new_string(value)))
+  }
+  return g_variant_builder_end(builder)
 }
 
 /// Walks a `GList` of GObjects the caller owns, then frees the list and its references.

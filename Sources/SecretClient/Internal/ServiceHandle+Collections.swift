@@ -22,7 +22,7 @@ extension ServiceHandle {
 
   /// Creates a collection and returns its path. Wraps `secret_service_create_collection_dbus_path_sync`.
   func createCollection(label: String, alias: String?) throws(SecretError) -> String {
-    let properties = PropertyTable(label: label)
+    let properties = PropertyTable(["org.freedesktop.Secret.Collection.Label": g_variant_new_string(label)])
     let path = try call { error in
       secret_service_create_collection_dbus_path_sync(
         service, properties.table, alias, SECRET_COLLECTION_CREATE_NONE, nil, &error)
