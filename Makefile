@@ -1,12 +1,17 @@
 # The two commands a new user needs: `make run` and `make test`. See README.md.
 SWIFT ?= swift
 PREFIX ?= $(HOME)/.local
-BENCHMARKS := SecretClientBenchmark
+BENCHMARKS := SecretClientBenchmark SecretdBenchmark
 
-.PHONY: bootstrap build test bench
+.PHONY: bootstrap build test bench run install uninstall
 
 bootstrap:
 	@scripts/bootstrap
+
+# secretd in the foreground on your session bus, or on a private bus when there is none.
+run: bootstrap
+	$(SWIFT) build -c release --product secretd
+	@scripts/run
 
 build: bootstrap
 	$(SWIFT) build --build-tests
@@ -19,3 +24,18 @@ test: build
 bench: bootstrap
 	$(SWIFT) build -c release
 	@for benchmark in $(BENCHMARKS); do .build/release/$$benchmark || exit 1; echo; done
+
+UNIT_DIR := $(HOME)/.config/systemd/user
+DBUS_SERVICES_DIR := $(HOME)/.local/share/dbus-1/services
+
+install: bootstrap
+	$(SWIFT) build -c release --product secretd
+	install -Dm755 .build/release/secretd $(PREFIX)/bin/secretd
+	sed 's|^ExecStart=.*|ExecStart=$(PREFIX)/bin/secretd|' systemd/secretd.service > secretd.service.tmp
+	install -Dm644 secretd.service.tmp $(UNIT_DIR)/secretd.service && rm secretd.service.tmp
+	install -Dm644 systemd/org.freedesktop.secrets.service $(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service
+	@echo "Installed. Start it now and at every login: systemctl --user enable --now secretd"
+
+uninstall:
+	-systemctl --user disable --now secretd 2>/dev/null
+	rm -f $(PREFIX)/bin/secretd $(UNIT_DIR)/secretd.service $(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service

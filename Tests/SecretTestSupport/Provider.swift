@@ -8,7 +8,7 @@ public enum Provider: String, Sendable, CaseIterable, CustomStringConvertible {
   case gnomeKeyring = "gnome-keyring"
 
   /// Every provider, for `@Test(arguments: Provider.all)`: one line runs a test against each.
-  public static let all: [Provider] = [.gnomeKeyring]
+  public static let all = Provider.allCases
 
   public var description: String { rawValue }
 }

@@ -1,0 +1,75 @@
+// The D-Bus error layer: spec names clients match on, and the one place area errors become them.
+
+extension DBusError {
+  static func isLocked(_ message: String) -> DBusError {
+    DBusError(name: "org.freedesktop.Secret.Error.IsLocked", message: message)
+  }
+  static func noSuchObject(_ message: String) -> DBusError {
+    DBusError(name: "org.freedesktop.Secret.Error.NoSuchObject", message: message)
+  }
+  static func noSession(_ message: String) -> DBusError {
+    DBusError(name: "org.freedesktop.Secret.Error.NoSession", message: message)
+  }
+  static func notSupported(_ message: String) -> DBusError {
+    DBusError(name: "org.freedesktop.DBus.Error.NotSupported", message: message)
+  }
+  static func invalidArgs(_ message: String) -> DBusError {
+    DBusError(name: "org.freedesktop.DBus.Error.InvalidArgs", message: message)
+  }
+  static func limitsExceeded(_ message: String) -> DBusError {
+    DBusError(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: message)
+  }
+  static func noMemory(_ message: String) -> DBusError {
+    DBusError(name: "org.freedesktop.DBus.Error.NoMemory", message: message)
+  }
+  static func failed(_ message: String) -> DBusError {
+    DBusError(name: "org.freedesktop.DBus.Error.Failed", message: message)
+  }
+  static func unknownMethod(_ interface: String, _ method: String, _ path: String) -> DBusError {
+    DBusError(
+      name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(interface).\(method) on \(path)")
+  }
+  static func unknownProperty(_ interface: String, _ name: String, _ path: String) -> DBusError {
+    DBusError(name: "org.freedesktop.DBus.Error.UnknownProperty", message: "no property \(interface).\(name) on \(path)")
+  }
+
+  /// Converts a store refusal, naming the object path.
+  init(_ error: StoreError) {
+    switch error {
+    case .noSuchCollection(let name):
+      self = .noSuchObject("no collection \(ObjectPaths.collection(name))")
+    case .noSuchItem(let collection, let item):
+      self = .noSuchObject("no item \(ObjectPaths.item(ItemReference(collection: collection, item: item)))")
+    case .locked(let collection):
+      self = .isLocked("collection \(ObjectPaths.collection(collection)) is locked; call Unlock first")
+    case .limitExceeded(let limit, let actual, let maximum):
+      self = .limitsExceeded(
+        "\(limit.what) is \(actual), over the limit of \(maximum) (secretd \(limit.rawValue))")
+    case .invalidExpiry(let attribute, let value):
+      self = .invalidArgs("attribute \(attribute) must be unix seconds, not '\(value)'")
+    case .invalidName(let name):
+      self = .invalidArgs("'\(name)' is not a valid alias name (letters, digits, underscore)")
+    }
+  }
+
+  /// Converts a transfer-encryption failure.
+  init(_ error: CryptoError) {
+    switch error {
+    case .outOfSecureMemory: self = .noMemory(error.message)
+    case .library: self = .failed(error.message)
+    default: self = .invalidArgs(error.message)
+    }
+  }
+
+  init(_ error: SessionError) {
+    switch error {
+    case .unsupportedAlgorithm(let algorithm):
+      self = .notSupported("algorithm '\(algorithm)' is not supported; use plain or dh-ietf1024-sha256-aes128-cbc-pkcs7")
+    case .invalidInput(let message): self = .invalidArgs(message)
+    case .noSession(let path): self = .noSession("no open session \(path) for this connection")
+    case .tooManySessions(let maximum):
+      self = .limitsExceeded("open sessions per client over the limit of \(maximum) (secretd --max-sessions)")
+    case .crypto(let error): self = DBusError(error)
+    }
+  }
+}

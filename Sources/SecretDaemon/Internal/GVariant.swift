@@ -1,0 +1,173 @@
+// GVariant wrappers: the only place that builds or reads GVariant values.
+import CLibSecret
+
+/// A value to send on the bus, built in Swift and turned into a GVariant in one place.
+///
+/// Secret bytes never become a `DBusValue` as a Swift array: `.secureBytes` borrows a
+/// ``SecureBuffer`` and copies it straight into the GVariant.
+indirect enum DBusValue {
+  case string(String)
+  case objectPath(String)
+  case boolean(Bool)
+  case uint64(UInt64)
+  case uint32(UInt32)
+  case bytes([UInt8])
+  case secureBytes(SecureBuffer)
+  /// An array whose element type is given as a D-Bus signature (needed when it is empty).
+  case array(elementType: String, [DBusValue])
+  case dictEntry(DBusValue, DBusValue)
+  case tuple([DBusValue])
+  case variant(DBusValue)
+
+  static func objectPaths(_ paths: [String]) -> DBusValue {
+    .array(elementType: "o", paths.map { .objectPath($0) })
+  }
+
+  static func stringDictionary(_ dictionary: [String: String]) -> DBusValue {
+    .array(
+      elementType: "{ss}",
+      dictionary.sorted { $0.key < $1.key }.map { .dictEntry(.string($0.key), .string($0.value)) })
+  }
+
+  /// Builds a new floating GVariant (the consumer sinks it). Wraps g_variant_new_*.
+  func makeFloating() -> OpaquePointer {
+    switch self {
+    case .string(let value):
+      return g_variant_new_string(value)
+    case .objectPath(let value):
+      return g_variant_new_object_path(value)
+    case .boolean(let value):
+      return g_variant_new_boolean(value ? 1 : 0)
+    case .uint64(let value):
+      return g_variant_new_uint64(guint64(value))
+    case .uint32(let value):
+      return g_variant_new_uint32(value)
+    case .bytes(let value):
+      return value.withUnsafeBytes { raw in
+        g_variant_new_fixed_array(secretd_variant_type("y"), raw.baseAddress, gsize(raw.count), 1)
+      }
+    case .secureBytes(let buffer):
+      // The copy lives in GLib's heap until GDBus has serialised the message; GLib frees it
+      // without wiping. For DH sessions these are ciphertext bytes; for `plain` sessions the
+      // client chose to send the secret in clear over the bus, and this copy (like the
+      // message buffer GDBus serialises it into) is outside our control.
+      return buffer.withUnsafeBytes { raw in
+        g_variant_new_fixed_array(secretd_variant_type("y"), raw.baseAddress, gsize(raw.count), 1)
+      }
+    case .array(let elementType, let elements):
+      let children: [OpaquePointer?] = elements.map { $0.makeFloating() }
+      return g_variant_new_array(secretd_variant_type(elementType), children, gsize(children.count))
+    case .dictEntry(let key, let value):
+      return g_variant_new_dict_entry(key.makeFloating(), value.makeFloating())
+    case .tuple(let elements):
+      let children: [OpaquePointer?] = elements.map { $0.makeFloating() }
+      return g_variant_new_tuple(children, gsize(children.count))
+    case .variant(let inner):
+      return g_variant_new_variant(inner.makeFloating())
+    }
+  }
+}
+
+/// A GVariant received from the bus; owns one reference. Wraps g_variant_ref / g_variant_unref.
+final class Variant {
+  let raw: OpaquePointer
+
+  /// Takes an extra reference on a borrowed GVariant.
+  init(borrowing raw: OpaquePointer) {
+    self.raw = g_variant_ref(raw)
+  }
+
+  /// Adopts a reference returned to us (transfer full), sinking it if floating.
+  init(adopting raw: OpaquePointer) {
+    self.raw = g_variant_take_ref(raw)
+  }
+
+  deinit { g_variant_unref(raw) }
+
+  /// The D-Bus type signature, such as `(sv)`. Wraps g_variant_get_type_string.
+  var typeString: String { String(cString: g_variant_get_type_string(raw)) }
+
+  func isOfType(_ signature: String) -> Bool {
+    g_variant_is_of_type(raw, secretd_variant_type(signature)) != 0
+  }
+
+  var childCount: Int { Int(g_variant_n_children(raw)) }
+
+  /// Wraps g_variant_get_child_value.
+  func child(_ index: Int) -> Variant? {
+    guard g_variant_is_container(raw) != 0, index < childCount else { return nil }
+    guard let value = g_variant_get_child_value(raw, gsize(index)) else { return nil }
+    return Variant(adopting: value)
+  }
+
+  /// Strings and object paths. Wraps g_variant_get_string.
+  var string: String? {
+    guard isOfType("s") || isOfType("o") || isOfType("g") else { return nil }
+    guard let chars = g_variant_get_string(raw, nil) else { return nil }
+    return String(cString: chars)
+  }
+
+  var boolean: Bool? {
+    guard isOfType("b") else { return nil }
+    return g_variant_get_boolean(raw) != 0
+  }
+
+  /// The content of a `v`. Wraps g_variant_get_variant.
+  var unboxed: Variant? {
+    guard isOfType("v"), let inner = g_variant_get_variant(raw) else { return nil }
+    return Variant(adopting: inner)
+  }
+
+  /// Reads an `ay` in place; the pointer is valid only inside `body`.
+  /// Wraps g_variant_get_fixed_array.
+  func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+    guard isOfType("ay") else { return nil }
+    var count: gsize = 0
+    let pointer = g_variant_get_fixed_array(raw, &count, 1)
+    return try body(UnsafeRawBufferPointer(start: count == 0 ? nil : pointer, count: Int(count)))
+  }
+
+  /// Copies an `ay` that is not secret (public keys, IVs).
+  var publicBytes: [UInt8]? { withBytes { Array($0) } }
+
+  /// Elements of any array.
+  var elements: [Variant] {
+    guard g_variant_is_container(raw) != 0 else { return [] }
+    return (0..<childCount).compactMap { child($0) }
+  }
+
+  /// An `ao` as paths.
+  var objectPaths: [String]? {
+    guard isOfType("ao") else { return nil }
+    return elements.compactMap(\.string)
+  }
+
+  /// An `a{ss}`; nil if of another type.
+  var stringDictionary: [String: String]? {
+    guard isOfType("a{ss}") else { return nil }
+    var result: [String: String] = [:]
+    for entry in elements {
+      guard let key = entry.child(0)?.string, let value = entry.child(1)?.string else { return nil }
+      result[key] = value
+    }
+    return result
+  }
+
+  /// An `a{sv}` with the variants unboxed; nil if of another type.
+  var variantDictionary: [String: Variant]? {
+    guard isOfType("a{sv}") else { return nil }
+    var result: [String: Variant] = [:]
+    for entry in elements {
+      guard let key = entry.child(0)?.string, let value = entry.child(1)?.unboxed else { return nil }
+      result[key] = value
+    }
+    return result
+  }
+
+  /// A short printable form for logs of non-secret values. Wraps g_variant_print.
+  var printed: String {
+    guard let text = g_variant_print(raw, 0) else { return "" }
+    defer { g_free(text) }
+    return String(cString: text)
+  }
+}

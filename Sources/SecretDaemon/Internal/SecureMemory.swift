@@ -1,0 +1,162 @@
+// Locked memory for secrets and session keys: the only place that calls mmap, mlock, madvise.
+import CLibSecret
+import Glibc
+import Synchronization
+
+/// An allocator of locked, non-dumpable memory.
+///
+/// Pages come from `mmap`, are pinned with `mlock` (never swapped) and marked `MADV_DONTDUMP`
+/// (left out of core dumps). Blocks are handed out in power-of-two size classes from 64 KiB
+/// slabs; larger blocks get their own mapping. Every block is wiped with `explicit_bzero`
+/// when it is freed, before it can be reused. The daemon is single-threaded, but the state sits
+/// behind a `Mutex` so buffers can be freed from any thread (tests run in parallel).
+enum SecureMemory {
+  static let slabSize = 64 * 1024
+  static let smallestClass = 32
+
+  struct State: ~Copyable {
+    /// Free blocks by size class, as addresses (plain integers keep the state Sendable).
+    var freeLists: [[UInt]] = Array(repeating: [], count: 12)
+    var lockedBytes = 0
+    var mappedBytes = 0
+    var lockFailed = false
+  }
+
+  static let state = Mutex(State())
+
+  /// How many bytes are mapped and how many of them are locked.
+  static var usage: (mapped: Int, locked: Int, lockFailed: Bool) {
+    state.withLock { ($0.mappedBytes, $0.lockedBytes, $0.lockFailed) }
+  }
+
+  static func sizeClass(for count: Int) -> Int? {
+    var size = smallestClass
+    var index = 0
+    while size < count {
+      size <<= 1
+      index += 1
+    }
+    return size <= slabSize ? index : nil
+  }
+
+  /// Maps, locks and marks non-dumpable `count` bytes. Wraps mmap, mlock, madvise.
+  static func mapLocked(_ count: Int, state: inout State) -> UInt? {
+    let mapped = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+    guard let pointer = mapped, pointer != MAP_FAILED else { return nil }
+    _ = madvise(pointer, count, MADV_DONTDUMP)
+    state.mappedBytes += count
+    if mlock(pointer, count) == 0 {
+      state.lockedBytes += count
+    } else if !state.lockFailed {
+      state.lockFailed = true
+      Log.warning(
+        "could not lock secret memory (mlock: \(String(cString: strerror(errno)))); "
+          + "secrets may be swapped: raise LimitMEMLOCK / ulimit -l")
+    }
+    return UInt(bitPattern: pointer)
+  }
+
+  /// A wiped block of at least `count` bytes; nil when the system is out of memory.
+  static func allocate(_ count: Int) -> (pointer: UnsafeMutableRawPointer, capacity: Int)? {
+    let wanted = max(count, 1)
+    let block = state.withLock { state -> (UInt, Int)? in
+      guard let index = sizeClass(for: wanted) else {
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let rounded = (wanted + pageSize - 1) / pageSize * pageSize
+        guard let pointer = mapLocked(rounded, state: &state) else { return nil }
+        return (pointer, rounded)
+      }
+      let size = smallestClass << index
+      if let block = state.freeLists[index].popLast() { return (block, size) }
+      guard let slab = mapLocked(slabSize, state: &state) else { return nil }
+      var offset = size
+      while offset < slabSize {
+        state.freeLists[index].append(slab + UInt(offset))
+        offset += size
+      }
+      return (slab, size)
+    }
+    guard let block, let pointer = UnsafeMutableRawPointer(bitPattern: block.0) else { return nil }
+    return (pointer, block.1)
+  }
+
+  /// Wipes and returns a block. Wraps explicit_bzero and munmap.
+  static func free(_ pointer: UnsafeMutableRawPointer, capacity: Int) {
+    secretd_wipe(pointer, capacity)
+    let address = UInt(bitPattern: pointer)
+    let unmap = state.withLock { state -> Bool in
+      if let index = sizeClass(for: capacity), capacity == smallestClass << index {
+        state.freeLists[index].append(address)
+        return false
+      }
+      state.mappedBytes -= capacity
+      state.lockedBytes = max(0, state.lockedBytes - capacity)
+      return true
+    }
+    if unmap {
+      _ = munlock(pointer, capacity)
+      _ = munmap(pointer, capacity)
+    }
+  }
+
+  /// Zeroes bytes the daemon owns outside locked memory (a temporary copy).
+  static func wipe(_ pointer: UnsafeMutableRawPointer?, count: Int) {
+    secretd_wipe(pointer, count)
+  }
+}
+
+/// Secret bytes in locked memory, wiped when the buffer is released.
+///
+/// A class so that items and sessions can hold one without copying; no API hands its bytes
+/// out as a Swift array.
+final class SecureBuffer {
+  private let pointer: UnsafeMutableRawPointer
+  private let capacity: Int
+  /// The number of meaningful bytes.
+  private(set) var count: Int
+
+  /// A zero-filled buffer of `count` bytes; nil when memory is exhausted.
+  init?(count: Int) {
+    guard let block = SecureMemory.allocate(count) else { return nil }
+    self.pointer = block.pointer
+    self.capacity = block.capacity
+    self.count = count
+  }
+
+  /// A copy of `bytes` in locked memory.
+  convenience init?(copying bytes: UnsafeRawBufferPointer) {
+    self.init(count: bytes.count)
+    if let base = bytes.baseAddress, bytes.count > 0 {
+      pointer.copyMemory(from: base, byteCount: bytes.count)
+    }
+  }
+
+  deinit { SecureMemory.free(pointer, capacity: capacity) }
+
+  func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    try body(UnsafeRawBufferPointer(start: pointer, count: count))
+  }
+
+  func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+    try body(UnsafeMutableRawBufferPointer(start: pointer, count: count))
+  }
+
+  /// Shortens the buffer, wiping the bytes cut off.
+  func truncate(to newCount: Int) {
+    guard newCount < count, newCount >= 0 else { return }
+    secretd_wipe(pointer + newCount, count - newCount)
+    count = newCount
+  }
+
+  /// Compares in constant time for equal lengths.
+  func isEqual(to other: SecureBuffer) -> Bool {
+    guard count == other.count else { return false }
+    var difference: UInt8 = 0
+    withUnsafeBytes { a in
+      other.withUnsafeBytes { b in
+        for index in 0..<a.count { difference |= a[index] ^ b[index] }
+      }
+    }
+    return difference == 0
+  }
+}

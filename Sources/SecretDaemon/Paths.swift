@@ -1,0 +1,77 @@
+// Object paths: building them and resolving them, aliases included.
+
+enum ObjectPaths {
+  static let root = "/org/freedesktop/secrets"
+  static let collections = root + "/collection"
+  static let aliases = root + "/aliases"
+  static let sessions = root + "/session"
+  static let prompts = root + "/prompt"
+  /// "No prompt needed" and "no object".
+  static let none = "/"
+
+  static func collection(_ name: String) -> String { collections + "/" + name }
+  static func item(_ reference: ItemReference) -> String { collection(reference.collection) + "/\(reference.item)" }
+  static func alias(_ name: String) -> String { aliases + "/" + name }
+  static func session(_ number: Int) -> String { sessions + "/s\(number)" }
+  static func prompt(_ number: Int) -> String { prompts + "/p\(number)" }
+}
+
+/// What an object path names, before checking that it exists.
+enum ObjectNode: Equatable {
+  case service
+  /// `collection`, `aliases`, `session`, `prompt`: containers without interfaces.
+  case container(String)
+  /// A collection by name (`/collection/NAME`) or by alias (`/aliases/NAME`).
+  case collection(CollectionName)
+  case item(CollectionName, Int)
+  case session(Int)
+  case prompt(Int)
+
+  enum CollectionName: Equatable {
+    case named(String)
+    case alias(String)
+  }
+
+  /// Parses `path`; nil for anything outside the Secret Service tree.
+  init?(path: String) {
+    if path == ObjectPaths.root {
+      self = .service
+      return
+    }
+    guard path.hasPrefix(ObjectPaths.root + "/") else { return nil }
+    let parts = path.dropFirst(ObjectPaths.root.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+      .map(String.init)
+    switch (parts.count, parts.first) {
+    case (1, "collection"?), (1, "aliases"?), (1, "session"?), (1, "prompt"?):
+      self = .container(parts[0])
+    case (2, "collection"?): self = .collection(.named(parts[1]))
+    case (2, "aliases"?): self = .collection(.alias(parts[1]))
+    case (3, "collection"?):
+      guard let number = Int(parts[2]) else { return nil }
+      self = .item(.named(parts[1]), number)
+    case (3, "aliases"?):
+      guard let number = Int(parts[2]) else { return nil }
+      self = .item(.alias(parts[1]), number)
+    case (2, "session"?):
+      guard parts[1].hasPrefix("s"), let number = Int(parts[1].dropFirst()) else { return nil }
+      self = .session(number)
+    case (2, "prompt"?):
+      guard parts[1].hasPrefix("p"), let number = Int(parts[1].dropFirst()) else { return nil }
+      self = .prompt(number)
+    default:
+      return nil
+    }
+  }
+
+  /// The interfaces an object of this shape implements.
+  var interfaces: [String] {
+    switch self {
+    case .service: [Interfaces.service]
+    case .container: []
+    case .collection: [Interfaces.collection]
+    case .item: [Interfaces.item]
+    case .session: [Interfaces.session]
+    case .prompt: [Interfaces.prompt]
+    }
+  }
+}

@@ -1,0 +1,172 @@
+// org.freedesktop.Secret.Service at /org/freedesktop/secrets.
+
+struct ServiceObject {
+  let daemon: Daemon
+
+  // MARK: Members on the bus
+
+  func call(_ method: String, _ arguments: Variant, sender: String) throws(DBusError) -> DBusValue {
+    switch method {
+    case "OpenSession": return try openSession(arguments, sender: sender)
+    case "CreateCollection": return try createCollection(arguments)
+    case "SearchItems": return try searchItems(arguments)
+    case "Unlock": return try setLocked(arguments, locked: false)
+    case "Lock": return try setLocked(arguments, locked: true)
+    case "GetSecrets": return try getSecrets(arguments, sender: sender)
+    case "ReadAlias": return try readAlias(arguments)
+    case "SetAlias": return try setAlias(arguments)
+    default: throw .unknownMethod(Interfaces.service, method, ObjectPaths.root)
+    }
+  }
+
+  func property(_ name: String) throws(DBusError) -> DBusValue {
+    switch name {
+    case "Collections": return .objectPaths(daemon.store.collectionNames.map(ObjectPaths.collection))
+    default: throw .unknownProperty(Interfaces.service, name, ObjectPaths.root)
+    }
+  }
+
+  /// OpenSession(s algorithm, v input) -> (v output, o result)
+  private func openSession(_ arguments: Variant, sender: String) throws(DBusError) -> DBusValue {
+    guard let algorithm = arguments.child(0)?.string, let input = arguments.child(1)?.unboxed else {
+      throw .invalidArgs("OpenSession takes (sv)")
+    }
+    do throws(SessionError) {
+      let (session, output) = try daemon.sessions.open(algorithm: algorithm, input: input, owner: sender)
+      return .tuple([.variant(output), .objectPath(ObjectPaths.session(session.number))])
+    } catch {
+      throw DBusError(error)
+    }
+  }
+
+  /// CreateCollection(a{sv} properties, s alias) -> (o collection, o prompt); never prompts.
+  private func createCollection(_ arguments: Variant) throws(DBusError) -> DBusValue {
+    guard let properties = arguments.child(0)?.variantDictionary, let alias = arguments.child(1)?.string else {
+      throw .invalidArgs("CreateCollection takes (a{sv}s)")
+    }
+    var label = ""
+    if let value = properties["org.freedesktop.Secret.Collection.Label"] {
+      guard let text = value.string, value.isOfType("s") else {
+        throw .invalidArgs("org.freedesktop.Secret.Collection.Label must be a string")
+      }
+      label = text
+    }
+    do throws(StoreError) {
+      let name = try daemon.store.createCollection(label: label, alias: alias)
+      daemon.syncAliasRegistrations()
+      Log.info("collection \(ObjectPaths.collection(name)) created")
+      return .tuple([.objectPath(ObjectPaths.collection(name)), .objectPath(ObjectPaths.none)])
+    } catch {
+      throw DBusError(error)
+    }
+  }
+
+  /// SearchItems(a{ss} attributes) -> (ao unlocked, ao locked)
+  private func searchItems(_ arguments: Variant) throws(DBusError) -> DBusValue {
+    guard let attributes = arguments.child(0)?.stringDictionary else { throw .invalidArgs("SearchItems takes (a{ss})") }
+    let found = daemon.store.search(attributes)
+    return .tuple([.objectPaths(found.unlocked.map(ObjectPaths.item)), .objectPaths(found.locked.map(ObjectPaths.item))])
+  }
+
+  /// Unlock(ao) -> (ao unlocked, o prompt) and Lock(ao) -> (ao locked, o prompt).
+  /// Memory-only collections have no password, so neither needs a prompt.
+  private func setLocked(_ arguments: Variant, locked: Bool) throws(DBusError) -> DBusValue {
+    guard let paths = arguments.child(0)?.objectPaths else { throw .invalidArgs("Lock and Unlock take (ao)") }
+    var done: [String] = []
+    for path in paths {
+      guard let collection = try? daemon.resolveCollectionOrItem(path: path) else { continue }
+      if case .item? = ObjectNode(path: path), (try? daemon.resolveItem(path: path)).flatMap({ try? daemon.store.item($0) }) == nil {
+        continue
+      }
+      do throws(StoreError) { try daemon.store.setLocked(collection, locked) } catch { throw DBusError(error) }
+      done.append(path)
+    }
+    return .tuple([.objectPaths(done), .objectPath(ObjectPaths.none)])
+  }
+
+  /// GetSecrets(ao items, o session) -> (a{o(oayays)} secrets); locked or missing items are left out.
+  private func getSecrets(_ arguments: Variant, sender: String) throws(DBusError) -> DBusValue {
+    guard let paths = arguments.child(0)?.objectPaths, let sessionPath = arguments.child(1)?.string else {
+      throw .invalidArgs("GetSecrets takes (aoo)")
+    }
+    let session: TransferSession
+    do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: sender) } catch {
+      throw DBusError(error)
+    }
+    var entries: [DBusValue] = []
+    for path in paths {
+      guard let reference = try? daemon.resolveItem(path: path),
+        let item = try? daemon.store.unlockedItem(reference)
+      else { continue }
+      do throws(CryptoError) {
+        let wire = try session.encode(item.secret, contentType: item.contentType, path: sessionPath)
+        entries.append(.dictEntry(.objectPath(path), SecretValue.make(wire)))
+      } catch {
+        throw DBusError(error)
+      }
+    }
+    return .tuple([.array(elementType: "{o(oayays)}", entries)])
+  }
+
+  /// ReadAlias(s name) -> (o collection), "/" when unset.
+  private func readAlias(_ arguments: Variant) throws(DBusError) -> DBusValue {
+    guard let name = arguments.child(0)?.string else { throw .invalidArgs("ReadAlias takes (s)") }
+    let path = daemon.store.resolveAlias(name).map(ObjectPaths.collection) ?? ObjectPaths.none
+    return .tuple([.objectPath(path)])
+  }
+
+  /// SetAlias(s name, o collection); "/" removes the alias.
+  private func setAlias(_ arguments: Variant) throws(DBusError) -> DBusValue {
+    guard let name = arguments.child(0)?.string, let path = arguments.child(1)?.string else {
+      throw .invalidArgs("SetAlias takes (so)")
+    }
+    let target: String?
+    if path == ObjectPaths.none {
+      target = nil
+    } else {
+      guard case .collection(let collection)? = ObjectNode(path: path) else {
+        throw .noSuchObject("\(path) is not a collection")
+      }
+      target = try daemon.resolve(collection)
+    }
+    do throws(StoreError) { try daemon.store.setAlias(name, to: target) } catch { throw DBusError(error) }
+    daemon.syncAliasRegistrations()
+    return .tuple([])
+  }
+}
+
+/// The (oayays) secret struct, both ways.
+enum SecretValue {
+  static func make(_ wire: WireSecret) -> DBusValue {
+    .tuple([.objectPath(wire.sessionPath), .bytes(wire.parameters), wire.value, .string(wire.contentType)])
+  }
+
+  /// Decodes a client's (oayays) through the session it names, which the caller must own.
+  static func read(
+    _ secret: Variant?, daemon: Daemon, sender: String
+  ) throws(DBusError) -> (secret: SecureBuffer, contentType: String) {
+    guard let secret, secret.isOfType("(oayays)"), let sessionPath = secret.child(0)?.string,
+      let parameters = secret.child(1), let value = secret.child(2), let contentType = secret.child(3)?.string
+    else { throw .invalidArgs("a secret is (oayays): session, parameters, value, content type") }
+    let session: TransferSession
+    do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: sender) } catch {
+      throw DBusError(error)
+    }
+    let limit = daemon.store.limits.maxSecretSize
+    let result: Result<SecureBuffer, CryptoError>? = parameters.withBytes { parameterBytes in
+      value.withBytes { valueBytes -> Result<SecureBuffer, CryptoError> in
+        if valueBytes.count > limit + 16 { return .failure(.invalidCiphertextLength(-valueBytes.count)) }
+        do throws(CryptoError) {
+          return .success(try session.decode(parameters: parameterBytes, value: valueBytes))
+        } catch { return .failure(error) }
+      } ?? .failure(.library("value is not ay"))
+    }
+    switch result {
+    case .success(let buffer)?: return (buffer, contentType)
+    case .failure(.invalidCiphertextLength(let negative))? where negative < 0:
+      throw DBusError(StoreError.limitExceeded(.secretSize, actual: -negative, maximum: limit))
+    case .failure(let error)?: throw DBusError(error)
+    case nil: throw .invalidArgs("secret parameters must be ay")
+    }
+  }
+}

@@ -1,0 +1,74 @@
+// secretd as a program: help, version, a taken name, --replace, SIGTERM.
+import Foundation
+@testable import SecretDaemon
+import SecretTestSupport
+import Testing
+
+@Suite("command line")
+struct CommandLineTests {
+  func run(_ arguments: [String]) throws -> ProcessOutput {
+    try runProcess(secretdPath(), arguments, environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
+  }
+
+  @Test("--help, --version and a bad flag")
+  func helpAndVersion() throws {
+    let help = try run(["--help"])
+    #expect(help.status == 0)
+    #expect(help.stdoutText.contains("--replace") && help.stdoutText.contains("--max-secret-size"))
+    #expect(try run(["--version"]).stdoutText.hasPrefix("secretd "))
+    let bad = try run(["--frobnicate"])
+    #expect(bad.status == 2)
+    #expect(bad.stderrText.contains("unknown option"))
+  }
+
+  @Test("a taken name names its owner; --replace takes over; the old one exits")
+  func takenAndReplace() async throws {
+    try await withProvider(.secretd) { (instance) async throws in
+      let second = try run(["--address", instance.busAddress])
+      #expect(second.status == 1)
+      #expect(second.stderrText.contains("already owned by secretd (pid \(instance.pid))"), "\(second.stderrText)")
+      let replacement = try startSecretd(address: instance.busAddress, busName: "org.freedesktop.secrets", ["--replace"])
+      defer { replacement.terminate(); replacement.waitUntilExit() }
+      let deadline = Date().addingTimeInterval(10)
+      while isRunning(instance.pid), Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+      #expect(!isRunning(instance.pid))
+      let stored = try instance.secretTool(["store", "--label=r", "after", "replace"], input: "new owner")
+      #expect(stored.status == 0)
+      #expect(try instance.secretTool(["lookup", "after", "replace"]).stdoutText == "new owner")
+    }
+  }
+
+  @Test("SIGTERM exits cleanly with a log line")
+  func sigterm() async throws {
+    try await withProvider(.secretd) { (instance) async throws in
+      let extra = try startSecretd(address: instance.busAddress, busName: "org.example.secretd.term", [])
+      extra.terminate()
+      extra.waitUntilExit()
+      #expect(extra.terminationStatus == 0)
+      let errors = (extra.standardError as? Pipe)?.fileHandleForReading.readDataToEndOfFile() ?? Data()
+      let text = String(decoding: errors, as: UTF8.self)
+      #expect(text.contains("SIGTERM received"))
+      #expect(text.split(separator: "\n").allSatisfy { $0.hasPrefix("secretd: ") })
+    }
+  }
+
+  @Test("limit flags: --max-items answered with an error naming it")
+  func limitFlags() async throws {
+    try await withProvider(.secretd) { (instance) async throws in
+      let name = "org.example.secretd.limited"
+      let limited = try startSecretd(address: instance.busAddress, busName: name, ["--max-items", "2"])
+      defer { limited.terminate(); limited.waitUntilExit() }
+      let client = try RawClient(address: instance.busAddress, destination: name)
+      let session = try client.openPlainSession()
+      try client.createPlainItem(session: session, attributes: ["n": "1"], secret: [1])
+      try client.createPlainItem(session: session, attributes: ["n": "2"], secret: [2])
+      do throws(GIOError) {
+        try client.createPlainItem(session: session, attributes: ["n": "3"], secret: [3])
+        Issue.record("a third item was accepted")
+      } catch {
+        #expect(error.remoteName == "org.freedesktop.DBus.Error.LimitsExceeded")
+        #expect(error.message.contains("--max-items"))
+      }
+    }
+  }
+}

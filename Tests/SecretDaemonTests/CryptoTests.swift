@@ -1,0 +1,72 @@
+// Transfer crypto: HKDF vector, DH agreement, AES-CBC-PKCS7 and its failure modes.
+@testable import SecretDaemon
+import Testing
+
+@Suite("crypto")
+struct CryptoTests {
+  func buffer(_ bytes: [UInt8]) throws -> SecureBuffer {
+    try #require(bytes.withUnsafeBytes { SecureBuffer(copying: $0) })
+  }
+
+  @Test("HKDF-SHA256 with empty salt and info matches RFC 5869 test case 3")
+  func hkdfVector() throws {
+    let key = try KeyAgreement.hkdfSHA256(inputKeyMaterial: try buffer(Array(repeating: 0x0b, count: 22)), length: 16)
+    let expected: [UInt8] = [0x8d, 0xa4, 0xe7, 0x75, 0xa5, 0x63, 0xc1, 0x8f, 0x71, 0x5f, 0x80, 0x2a, 0x06, 0x3c, 0x5a, 0x31]
+    #expect(key.withUnsafeBytes { Array($0) } == expected)
+  }
+
+  @Test("both sides of the DH exchange derive the same key")
+  func agreement() throws {
+    let client = try KeyAgreement.makeKeyPair()
+    let server = try client.publicKey.withUnsafeBytes { try KeyAgreement.respond(toClientKey: $0) }
+    let clientKey = try server.serverPublicKey.withUnsafeBytes { try KeyAgreement.deriveKey(client, peerKey: $0) }
+    #expect(clientKey.isEqual(to: server.aesKey))
+    #expect(server.serverPublicKey.count == 128)
+  }
+
+  @Test("AES-128-CBC-PKCS7 round trips every length, with a fresh IV each time")
+  func roundTrip() throws {
+    let key = try buffer(Array(repeating: 9, count: 16))
+    for length in [0, 1, 15, 16, 17, 100] {
+      let secret = try buffer((0..<length).map { UInt8($0 & 0xff) })
+      let sealed = try TransferCipher.encrypt(secret, key: key)
+      #expect(sealed.ciphertext.count == (length / 16 + 1) * 16)
+      let opened = try sealed.ciphertext.withUnsafeBytes { c in
+        try sealed.iv.withUnsafeBytes { try TransferCipher.decrypt(c, iv: $0, key: key) }
+      }
+      #expect(opened.isEqual(to: secret))
+    }
+    let a = try TransferCipher.encrypt(try buffer([1]), key: key)
+    let b = try TransferCipher.encrypt(try buffer([1]), key: key)
+    #expect(a.iv != b.iv)
+  }
+
+  @Test("wrong IV length, bad ciphertext length and bad padding are errors")
+  func failures() throws {
+    let key = try buffer(Array(repeating: 9, count: 16))
+    let iv = [UInt8](repeating: 0, count: 16)
+    func decrypt(_ data: [UInt8], iv: [UInt8]) throws(CryptoError) -> SecureBuffer {
+      let result: Result<SecureBuffer, CryptoError> = data.withUnsafeBytes { d in
+        iv.withUnsafeBytes { i in
+          do throws(CryptoError) { return .success(try TransferCipher.decrypt(d, iv: i, key: key)) } catch { return .failure(error) }
+        }
+      }
+      return try result.get()
+    }
+    #expect(throws: CryptoError.invalidIVLength(8)) { try decrypt(Array(repeating: 0, count: 16), iv: Array(repeating: 0, count: 8)) }
+    #expect(throws: CryptoError.invalidCiphertextLength(0)) { try decrypt([], iv: iv) }
+    #expect(throws: CryptoError.invalidCiphertextLength(17)) { try decrypt(Array(repeating: 0, count: 17), iv: iv) }
+    var zeros = [UInt8](repeating: 0, count: 16)
+    try key.withUnsafeBytes { k in
+      try iv.withUnsafeBytes { i in try zeros.withUnsafeMutableBytes { try AES128CBC.run(encrypt: true, key: k, iv: i, data: $0) } }
+    }
+    #expect(throws: CryptoError.invalidPadding) { try decrypt(zeros, iv: iv) }
+  }
+
+  @Test("public keys outside 2...p-2 are refused")
+  func invalidKeys() throws {
+    for key: [UInt8] in [[], [0], [1], Array(repeating: 0xff, count: 128), Array(repeating: 1, count: 129)] {
+      #expect(throws: CryptoError.self) { try key.withUnsafeBytes { try KeyAgreement.respond(toClientKey: $0) } }
+    }
+  }
+}

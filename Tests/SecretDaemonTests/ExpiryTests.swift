@@ -1,0 +1,65 @@
+// Items with an expiry disappear on time, with ItemDeleted, and are never read after it.
+import Foundation
+@testable import SecretDaemon
+import SecretTestSupport
+import Testing
+
+@Suite("expiry")
+struct ExpiryTests {
+  func secret(_ text: String) throws -> SecureBuffer {
+    try #require(Array(text.utf8).withUnsafeBytes { SecureBuffer(copying: $0) })
+  }
+
+  @Test("expires-at and xdg:expires remove items with events; reads never see them (injected clock)")
+  func injectedClock() throws {
+    let clock = ManualClock(1_000)
+    let store = Store(clock: clock)
+    var events: [StoreEvent] = []
+    store.onEvent = { events.append($0) }
+    let a = try store.createItem(in: "session", label: "a", attributes: ["expires-at": "1010", "k": "a"], contentType: "text/plain", secret: secret("a"), replace: false)
+    let b = try store.createItem(in: "session", label: "b", attributes: ["xdg:expires": "1020", "k": "b"], contentType: "text/plain", secret: secret("b"), replace: false)
+    let c = try store.createItem(in: "session", label: "c", attributes: ["k": "c"], contentType: "text/plain", secret: secret("c"), replace: false)
+    #expect(store.purgeExpired() == 1010)
+    clock.advance(by: 10)
+    // Expired but not yet purged: no read returns it.
+    #expect(store.search(["k": "a"]).unlocked.isEmpty)
+    #expect(throws: StoreError.self) { try store.item(ItemReference(collection: "session", item: a.item)) }
+    #expect(store.purgeExpired() == 1020)
+    #expect(events.last == .itemDeleted(collection: "session", item: a.item))
+    clock.advance(by: 100)
+    #expect(store.purgeExpired() == nil)
+    #expect(events.last == .itemDeleted(collection: "session", item: b.item))
+    #expect(store.itemCount == 1)
+    #expect(try store.item(ItemReference(collection: "session", item: c.item)).label == "c")
+    #expect(throws: StoreError.invalidExpiry(attribute: "expires-at", value: "soon")) {
+      try store.createItem(in: "session", label: "d", attributes: ["expires-at": "soon"], contentType: "", secret: secret("d"), replace: false)
+    }
+  }
+
+  @Test("default TTL applies to items without an expiry attribute")
+  func defaultTTL() throws {
+    let clock = ManualClock(500)
+    let store = Store(clock: clock, defaultTTL: 60)
+    _ = try store.createItem(in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secret("t"), replace: false)
+    clock.advance(by: 59)
+    #expect(store.search(["k": "v"]).unlocked.count == 1)
+    clock.advance(by: 1)
+    #expect(store.search(["k": "v"]).unlocked.isEmpty)
+    store.purgeExpired()
+    #expect(store.itemCount == 0)
+  }
+
+  @Test("over the bus: an item stored with expires-at is gone after it passes")
+  func overTheBus() async throws {
+    try await withProvider(.secretd) { (instance) async throws in
+      let expires = String(Int(Date().timeIntervalSince1970) + 2)
+      #expect(try instance.secretTool(["store", "--label=token", "service", "exp", "expires-at", expires], input: "token").status == 0)
+      #expect(try instance.secretTool(["lookup", "service", "exp"]).stdoutText == "token")
+      try await Task.sleep(for: .seconds(3.2))
+      #expect(try instance.secretTool(["lookup", "service", "exp"]).status != 0)
+      let client = try RawClient(address: instance.busAddress)
+      let items = try client.call("/org/freedesktop/secrets/collection/session", "org.freedesktop.DBus.Properties", "Get", .tuple([.string(Interfaces.collection), .string("Items")]))
+      #expect(items.child(0)?.unboxed?.objectPaths == [])
+    }
+  }
+}

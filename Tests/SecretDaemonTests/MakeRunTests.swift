@@ -1,0 +1,48 @@
+import Foundation
+import SecretTestSupport
+import Testing
+
+/// `make run` on a machine without a session bus: scripts/run starts a private bus, prints the
+/// line to paste, and secret-tool then works against secretd; SIGTERM stops both.
+@Suite("make run")
+struct MakeRunTests {
+  static let script = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../scripts/run").standardized
+
+  @Test func withoutASessionBusItServesAPrivateBusAndPrintsItsAddress() async throws {
+    let folder = URL(filePath: NSTemporaryDirectory()).appending(path: "make-run-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let output = folder.appending(path: "stdout")
+    let stdout = open(output.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    defer { [stdout, null].forEach { close($0) } }
+    var environment = ProcessInfo.processInfo.environment
+    environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+    environment["SECRETD"] = try builtExecutable("secretd").path
+    environment["TMPDIR"] = folder.path
+    let run = try ChildProcess(Self.script, [], environment: environment, stdin: null, stdout: stdout, stderr: null)
+    defer { run.signal(SIGKILL) }
+
+    let address = try await withDeadline(seconds: 20, "the export line") {
+      while true {
+        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("export DBUS_SESSION_BUS_ADDRESS=") }) {
+          return String(line.dropFirst("export DBUS_SESSION_BUS_ADDRESS=".count))
+        }
+        try await Task.sleep(for: .milliseconds(20))
+      }
+    }
+    var client = ["DBUS_SESSION_BUS_ADDRESS": address, "PATH": environment["PATH"] ?? "/usr/bin:/bin"]
+    client["HOME"] = folder.path
+    let wait = try runProcess("gdbus", ["wait", "--session", "--timeout", "10", "org.freedesktop.secrets"], environment: client, in: folder)
+    #expect(wait.status == 0)
+    let store = try runProcess("secret-tool", ["store", "--label=run", "service", "run", "account", "a"], input: Array("pasted".utf8), environment: client, in: folder)
+    #expect(store.status == 0)
+    let lookup = try runProcess("secret-tool", ["lookup", "service", "run", "account", "a"], environment: client, in: folder)
+    #expect(lookup.stdoutText == "pasted")
+
+    run.signal(SIGTERM)
+    #expect(run.wait() == 0)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("secretd-bus") }.isEmpty)
+  }
+}

@@ -1,0 +1,174 @@
+// Helpers: a raw GDBus client of the daemon (through SecretDaemon's own wrappers), secret-tool,
+// and /proc reads.
+import Foundation
+@testable import SecretDaemon
+import SecretTestSupport
+import Testing
+
+/// A client connection that speaks the Secret Service API directly, for calls libsecret never makes.
+final class RawClient {
+  let connection: BusConnection
+  let destination: String
+
+  init(address: String, destination: String = "org.freedesktop.secrets") throws {
+    connection = try BusConnection(address: address)
+    self.destination = destination
+  }
+
+  @discardableResult
+  func call(_ path: String, _ interface: String, _ method: String, _ arguments: DBusValue) throws(GIOError) -> Variant {
+    try connection.call(destination: destination, path: path, interface: interface, method: method, arguments: arguments)
+  }
+
+  /// The D-Bus error name a call fails with; nil if it succeeds.
+  func errorName(_ path: String, _ interface: String, _ method: String, _ arguments: DBusValue) -> String? {
+    do {
+      try call(path, interface, method, arguments)
+      return nil
+    } catch {
+      return error.remoteName ?? "local: \(error.message)"
+    }
+  }
+
+  func openPlainSession() throws -> String {
+    let reply = try call(ObjectPaths.root, Interfaces.service, "OpenSession", .tuple([.string("plain"), .variant(.string(""))]))
+    return try #require(reply.child(1)?.string)
+  }
+
+  /// Opens a DH session; returns its path and the AES key.
+  func openDHSession() throws -> (path: String, key: SecureBuffer) {
+    let pair = try KeyAgreement.makeKeyPair()
+    let reply = try call(
+      ObjectPaths.root, Interfaces.service, "OpenSession",
+      .tuple([.string(TransferSession.Algorithm.dh.rawValue), .variant(.bytes(pair.publicKey))]))
+    let serverKey = try #require(reply.child(0)?.unboxed?.publicBytes)
+    let key = try serverKey.withUnsafeBytes { try KeyAgreement.deriveKey(pair, peerKey: $0) }
+    return (try #require(reply.child(1)?.string), key)
+  }
+
+  static func itemProperties(label: String, attributes: [String: String]) -> DBusValue {
+    .array(
+      elementType: "{sv}",
+      [
+        .dictEntry(.string("org.freedesktop.Secret.Item.Label"), .variant(.string(label))),
+        .dictEntry(.string("org.freedesktop.Secret.Item.Attributes"), .variant(.stringDictionary(attributes))),
+      ])
+  }
+
+  /// Stores a secret through a plain session; returns the item path.
+  @discardableResult
+  func createPlainItem(
+    session: String, collection: String = "/org/freedesktop/secrets/aliases/default", label: String = "item",
+    attributes: [String: String], secret: [UInt8], replace: Bool = true
+  ) throws(GIOError) -> String {
+    let reply = try call(
+      collection, Interfaces.collection, "CreateItem",
+      .tuple([
+        Self.itemProperties(label: label, attributes: attributes),
+        .tuple([.objectPath(session), .bytes([]), .bytes(secret), .string("text/plain")]), .boolean(replace),
+      ]))
+    return reply.child(0)?.string ?? ""
+  }
+
+  func search(_ attributes: [String: String]) throws -> [String] {
+    let reply = try call(ObjectPaths.root, Interfaces.service, "SearchItems", .tuple([.stringDictionary(attributes)]))
+    return (reply.child(0)?.objectPaths ?? []) + (reply.child(1)?.objectPaths ?? [])
+  }
+
+  /// The secret of `item` through a plain session.
+  func plainSecret(_ item: String, session: String) throws -> [UInt8] {
+    let reply = try call(item, Interfaces.item, "GetSecret", .tuple([.objectPath(session)]))
+    return try #require(reply.child(0)?.child(2)?.publicBytes)
+  }
+}
+
+extension ProviderInstance {
+  func secretTool(_ arguments: [String], input: String? = nil) throws -> ProcessOutput {
+    try run("secret-tool", arguments, input: input.map { Array($0.utf8) })
+  }
+}
+
+/// A random lowercase token, unique enough to search memory for.
+func randomToken(_ length: Int = 40) -> String {
+  let letters = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+  return String((0..<length).map { _ in letters.randomElement()! })
+}
+
+/// Whether `needle` occurs in any readable mapping of process `pid` (root reads /proc/PID/mem
+/// even when the process is not dumpable, thanks to CAP_SYS_PTRACE).
+func processMemoryContains(pid: Int32, _ needle: [UInt8]) throws -> Bool {
+  let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+  let fd = open("/proc/\(pid)/mem", O_RDONLY)
+  guard fd >= 0 else { throw HarnessError("cannot open /proc/\(pid)/mem: errno \(errno)") }
+  defer { close(fd) }
+  var readAny = false
+  for line in maps.split(separator: "\n") {
+    let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+    guard fields.count >= 2, fields[1].hasPrefix("r") else { continue }
+    if fields.count >= 6, fields[5] == "[vvar]" || fields[5] == "[vsyscall]" { continue }
+    let range = fields[0].split(separator: "-")
+    guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16) else { continue }
+    // Read in chunks that overlap by the needle's length, so no match straddles two reads.
+    let chunk = 1 << 22
+    var buffer = [UInt8](repeating: 0, count: chunk)
+    var offset = start
+    while offset < end {
+      let wanted = Int(min(UInt64(chunk), end - offset))
+      let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, wanted, off_t(Int64(bitPattern: offset))) }
+      guard count > 0 else { break }
+      readAny = true
+      if contains(buffer[0..<count], needle) { return true }
+      guard offset + UInt64(count) < end else { break }
+      offset += UInt64(max(1, count - needle.count + 1))
+    }
+  }
+  guard readAny else { throw HarnessError("could not read any memory of pid \(pid)") }
+  return false
+}
+
+private func contains(_ haystack: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool {
+  guard let first = needle.first, haystack.count >= needle.count else { return false }
+  return haystack.withUnsafeBufferPointer { hay in
+    var index = 0
+    let last = hay.count - needle.count
+    while index <= last {
+      if hay[index] == first {
+        var matched = true
+        for offset in 1..<needle.count where hay[index + offset] != needle[offset] {
+          matched = false
+          break
+        }
+        if matched { return true }
+      }
+      index += 1
+    }
+    return false
+  }
+}
+
+/// Whether a process still runs (not a zombie).
+func isRunning(_ pid: Int32) -> Bool {
+  guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
+  return !status.contains("State:\tZ")
+}
+
+/// The secretd binary built beside the tests.
+func secretdPath() -> String {
+  if let given = ProcessInfo.processInfo.environment["SECRETD"] { return given }
+  let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+  return URL(filePath: me).deletingLastPathComponent().appending(path: "secretd").path
+}
+
+/// Starts an extra secretd on `address` with more arguments; returns the running process.
+func startSecretd(address: String, busName: String, _ extra: [String]) throws -> Process {
+  let process = Process()
+  process.executableURL = URL(filePath: secretdPath())
+  process.arguments = ["--address", address, "--bus-name", busName] + extra
+  process.standardError = Pipe()
+  try process.run()
+  let wait = try runProcess(
+    "gdbus", ["wait", "--address", address, "--timeout", "20", busName], input: nil,
+    environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
+  guard wait.status == 0 else { throw HarnessError("secretd did not take \(busName)") }
+  return process
+}
