@@ -1,7 +1,7 @@
 # The two commands a new user needs: `make run` and `make test`. See README.md.
 SWIFT ?= swift
 PREFIX ?= $(HOME)/.local
-BENCHMARKS := SecretClientBenchmark SecretdBenchmark
+BENCHMARKS := SecretClientBenchmark SecretdBenchmark SecretctlBenchmark
 
 .PHONY: bootstrap build test bench run install uninstall
 

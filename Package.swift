@@ -11,6 +11,7 @@ let package = Package(
   products: [
     .library(name: "SecretClient", targets: ["SecretClient"]),
     .executable(name: "secretd", targets: ["secretd"]),
+    .executable(name: "secretctl", targets: ["secretctl"]),
   ],
   targets: [
     // C libraries, as Debian ships them (scripts/bootstrap installs them).
@@ -20,15 +21,20 @@ let package = Package(
     // Libraries.
     .target(name: "SecretClient", dependencies: ["CLibSecret"], swiftSettings: swiftSettings),
     .target(name: "SecretDaemon", dependencies: ["CLibSecret", "CGcrypt"], swiftSettings: swiftSettings),
+    .target(name: "SecretCLI", dependencies: ["SecretClient"], swiftSettings: swiftSettings),
 
     // Executables.
     .executableTarget(name: "secretd", dependencies: ["SecretDaemon"], swiftSettings: swiftSettings),
+    .executableTarget(name: "secretctl", dependencies: ["SecretCLI"], swiftSettings: swiftSettings),
 
     // Test support: private buses and real providers for every test target.
     .target(
       name: "SecretTestSupport", dependencies: ["SecretClient"], path: "Tests/SecretTestSupport",
       swiftSettings: swiftSettings),
     .testTarget(name: "SecretClientTests", dependencies: ["SecretClient", "SecretTestSupport"], swiftSettings: swiftSettings),
+    .testTarget(
+      name: "SecretCLITests", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport"],
+      swiftSettings: swiftSettings),
     .testTarget(
       name: "SecretDaemonTests", dependencies: ["SecretDaemon", "SecretClient", "SecretTestSupport"],
       swiftSettings: swiftSettings),
@@ -42,6 +48,9 @@ let package = Package(
     .executableTarget(
       name: "SecretClientBenchmark", dependencies: ["SecretClient", "CLibSecret", "SecretTestSupport"],
       path: "Benchmarks/SecretClientBenchmark", swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "SecretctlBenchmark", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport"],
+      path: "Benchmarks/SecretctlBenchmark", swiftSettings: swiftSettings),
     .executableTarget(
       name: "SecretdBenchmark", dependencies: ["CLibSecret", "SecretTestSupport"],
       path: "Benchmarks/SecretdBenchmark", swiftSettings: swiftSettings),

@@ -1,0 +1,97 @@
+// lock, unlock, status: the collections and who provides them.
+import SecretClient
+
+enum CollectionCommands {
+  static let collection = ArgumentSpec(
+    "COLLECTION", "default (the default), session, or a collection's object path.", optional: true,
+    completions: ["default", "session"])
+
+  static let lock = CommandSpec(
+    "lock", summary: "Lock a collection, so its secrets cannot be read until it is unlocked.",
+    discussion: "Exit status: 0 locked, 1 no such collection, 3 Secret Service error.",
+    arguments: [collection]
+  ) { arguments, console throws(CLIError) in
+    let target = CollectionID(arguments.argument(collection.name) ?? "default")
+    let client = console.client()
+    try service { () throws(SecretError) in try client.lock(target) }
+    return ExitStatus.success
+  }
+
+  static let unlock = CommandSpec(
+    "unlock", summary: "Unlock a collection.",
+    discussion: """
+      Providers such as gnome-keyring ask for the keyring's password through a desktop prompt;
+      without a desktop that prompt cannot be shown and unlock fails with status 3.
+      Exit status: 0 unlocked, 1 no such collection, 3 Secret Service error.
+      """,
+    arguments: [collection]
+  ) { arguments, console throws(CLIError) in
+    let target = CollectionID(arguments.argument(collection.name) ?? "default")
+    let client = console.client()
+    try service { () throws(SecretError) in try client.unlock(target) }
+    return ExitStatus.success
+  }
+
+  static let status = CommandSpec(
+    "status", summary: "Show which provider serves secrets, and its collections.",
+    discussion: """
+      Names the bus name's owner and its process, then each collection with its label, lock
+      state and item count; `default` marks the collection the default alias points at.
+      Exit status: 0 a provider answers, 3 none does (the message says how to start secretd).
+      """,
+    options: [Common.json]
+  ) { arguments, console throws(CLIError) in
+    let client = console.client()
+    let (provider, collections, defaultPath) = try service { () throws(SecretError) in
+      let provider = try client.provider()
+      let collections = try client.collections().sorted { $0.path < $1.path }
+      // A provider may have no default alias yet (nothing stored); that is not an error here.
+      let defaultPath = try? client.path(of: .default)
+      return (provider, collections, defaultPath)
+    }
+    if arguments.flag("json") {
+      console.print(json(provider, collections, defaultPath).rendered)
+    } else {
+      console.print(text(provider, collections, defaultPath))
+    }
+    return ExitStatus.success
+  }
+
+  private static func text(_ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?) -> String {
+    let process = [provider.pid.map { "pid \($0)" }, provider.executable].compactMap { $0 }.joined(separator: ", ")
+    var text = "provider: \(provider.busName) owned by \(provider.uniqueName)"
+    text += process.isEmpty ? "\n" : " (\(process))\n"
+    text += "expiry (--ttl): \(provider.isSecretd ? "supported" : "not supported")\n"
+    text += "collections:\n"
+    for collection in collections {
+      let items = collection.itemCount == 1 ? "1 item" : "\(collection.itemCount) items"
+      let marks = [collection.isLocked ? "locked" : "unlocked", items] + (collection.path == defaultPath ? ["default"] : [])
+      text += "  \(collection.path)  \"\(collection.label)\"  \(marks.joined(separator: ", "))\n"
+    }
+    return text
+  }
+
+  private static func json(_ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?) -> JSON {
+    .object([
+      (
+        "provider",
+        .object([
+          ("busName", .string(provider.busName)), ("uniqueName", .string(provider.uniqueName)),
+          ("pid", provider.pid.map { .number(Int($0)) } ?? .null), ("executable", .string(provider.executable)),
+          ("supportsExpiry", .bool(provider.isSecretd)),
+        ])
+      ),
+      ("defaultCollection", .string(defaultPath)),
+      (
+        "collections",
+        .array(
+          collections.map {
+            .object([
+              ("path", .string($0.path)), ("label", .string($0.label)), ("locked", .bool($0.isLocked)),
+              ("items", .number($0.itemCount)),
+            ])
+          })
+      ),
+    ])
+  }
+}

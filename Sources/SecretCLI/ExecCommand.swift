@@ -1,0 +1,82 @@
+// exec: run a command with secrets in its environment, by becoming it.
+import SecretClient
+
+enum ExecCommand {
+  static let spec = CommandSpec(
+    "exec", summary: "Run COMMAND with secrets in its environment (like envchain, aws-vault exec).",
+    discussion: """
+      Each -e VAR=SERVICE[/ACCOUNT] puts the secret of SERVICE and ACCOUNT into the variable VAR
+      (the last / separates the account). Every secret is read first: if one is missing or
+      cannot be read, nothing is run. Then secretctl replaces itself with COMMAND (execvp, found
+      on PATH), so no parent process keeps the secrets, and COMMAND's exit status is the status.
+      Options end at COMMAND; `--` may also end them.
+      Exit status: COMMAND's own; 1 a secret is missing; 2 usage error; 3 Secret Service error;
+      126 COMMAND cannot be run; 127 COMMAND was not found (as env(1)).
+      Example: secretctl exec -e GITHUB_TOKEN=github.com/alice -- gh repo list
+      """,
+    arguments: [
+      ArgumentSpec("COMMAND", "The program to run, found on PATH."),
+      ArgumentSpec("ARG", "Its arguments.", optional: true, variadic: true),
+    ],
+    options: [
+      OptionSpec(
+        "env", short: "e", value: "VAR=SERVICE[/ACCOUNT]", repeatable: true,
+        help: "Set VAR to the secret of SERVICE (and ACCOUNT). Repeatable."),
+      Common.collectionFilter,
+    ],
+    optionsEndAtFirstPositional: true
+  ) { arguments, console throws(CLIError) in
+    let bindings = try arguments.values("env").map { (word: String) throws(CLIError) in try Binding(word) }
+    guard !bindings.isEmpty else { throw .usage("give at least one -e VAR=SERVICE[/ACCOUNT]; see `secretctl exec --help`") }
+    guard let command = arguments.argument("COMMAND") else { throw .usage("missing COMMAND; see `secretctl exec --help`") }
+    let client = console.client()
+    let collection = arguments.option("collection").map(CollectionID.init)
+    for binding in bindings {
+      let found = try service { () throws(SecretError) in
+        try client.read(service: binding.service, account: binding.account, in: collection)
+      }
+      guard var value = found else {
+        throw .notFound(
+          "no secret for \(ItemCommands.describe(binding.service, binding.account)) (for \(binding.variable)); nothing was run")
+      }
+      defer { wipe(&value.bytes) }
+      guard !value.bytes.contains(0), let text = value.text else {
+        throw .notFound("the secret for \(binding.variable) is binary (not UTF-8 text without NUL) and cannot go in an environment variable; nothing was run")
+      }
+      guard Syscalls.setEnvironment(binding.variable, text) else {
+        throw .usage("cannot set the environment variable \(binding.variable)")
+      }
+    }
+    let failure = Syscalls.execute(command, arguments.all("ARG"))
+    console.report("cannot run \(command): \(Syscalls.errorText(failure))")
+    return Syscalls.meansNotFound(failure) ? ExitStatus.commandNotFound : ExitStatus.cannotExecute
+  }
+
+  /// One `-e VAR=SERVICE[/ACCOUNT]`.
+  struct Binding: Hashable {
+    var variable: String
+    var service: String
+    var account: String?
+  }
+}
+
+extension ExecCommand.Binding {
+  /// Parses `VAR=SERVICE[/ACCOUNT]`; kept out of the struct so its memberwise init remains.
+  init(_ word: String) throws(CLIError) {
+    guard let equals = word.firstIndex(of: "="), equals != word.startIndex else {
+      throw .usage("-e \(word) is not VAR=SERVICE[/ACCOUNT]; see `secretctl exec --help`")
+    }
+    variable = String(word[..<equals])
+    let target = word[word.index(after: equals)...]
+    if let slash = target.lastIndex(of: "/"), slash != target.startIndex {
+      service = String(target[..<slash])
+      let rest = target[target.index(after: slash)...]
+      account = rest.isEmpty ? nil : String(rest)
+    } else {
+      service = String(target)
+    }
+    guard !service.isEmpty, !variable.contains("=") else {
+      throw .usage("-e \(word) is not VAR=SERVICE[/ACCOUNT]; see `secretctl exec --help`")
+    }
+  }
+}

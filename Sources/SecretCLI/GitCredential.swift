@@ -1,0 +1,191 @@
+// git-credential: git's credential helper protocol, storing items the way git's own libsecret
+// helper (git/contrib/credential/libsecret) does, so either helper finds what the other stored.
+import SecretClient
+
+enum GitCredential {
+  static let spec = CommandSpec(
+    "git-credential", summary: "Act as a git credential helper (get, store, erase).",
+    discussion: """
+      Reads key=value lines on stdin up to a blank line, as git sends them. Items are stored
+      as git-credential-libsecret stores them (schema org.git.Password; attributes user,
+      protocol, server, port, object), so the two helpers share credentials.
+      `get` with nothing found prints nothing and exits 0; other actions are ignored.
+      Use it: git config --global credential.helper '!secretctl git-credential'
+      """,
+    arguments: [ArgumentSpec("ACTION", "get, store or erase, as git gives it.", completions: ["get", "store", "erase"])]
+  ) { arguments, console throws(CLIError) in
+    let action = arguments.argument("ACTION") ?? ""
+    // git's protocol: a helper silently ignores an action it does not know.
+    guard ["get", "store", "erase"].contains(action) else { return ExitStatus.success }
+    var input = SecretBuffer()
+    guard input.read(from: console.input, until: endsWithBlankLine) else {
+      throw .usage("cannot read the credential from stdin")
+    }
+    var credential = Credential(parsing: input.bytes)
+    defer { credential.wipe() }
+    let client = console.client()
+    switch action {
+    case "get": try get(&credential, client: client, console: console)
+    case "store": try store(credential, client: client)
+    default: try erase(credential, client: client)
+    }
+    return ExitStatus.success
+  }
+
+  /// The schema name git's helper stores under; libsecret also records it as `xdg:schema`.
+  static let schemaName = "org.git.Password"
+
+  private static func get(_ credential: inout Credential, client: SecretClient, console: Console) throws(CLIError) {
+    guard credential.protocol != nil, credential.host != nil || credential.path != nil else { return }
+    // As git's helper (SECRET_SCHEMA_DONT_MATCH_NAME): the schema name is not searched for.
+    var items = try service { () throws(SecretError) in
+      try client.search(credential.attributes, includeSecrets: true)
+    }
+    defer { for index in items.indices { items[index].secret?.bytes.withUnsafeMutableBytes { Syscalls.wipe($0) } } }
+    let readable = items.filter { $0.secret != nil }.sorted { $0.modified > $1.modified }
+    guard let item = readable.first, let secret = item.secret else {
+      if let locked = items.first(where: \.isLocked) {
+        throw CLIError(SecretError.locked(path: locked.collectionPath))
+      }
+      return
+    }
+    if let user = item.attributes["user"] { credential.username = user }
+    credential.takeSecret(secret.bytes)
+    var output = credential.answer()
+    defer { wipe(&output) }
+    output.withUnsafeBytes { _ = console.write($0) }
+  }
+
+  private static func store(_ credential: Credential, client: SecretClient) throws(CLIError) {
+    // As git's helper: without these there is no key to find it by, or nothing to keep.
+    guard credential.protocol != nil, credential.host != nil || credential.path != nil,
+      credential.username != nil, !credential.password.isEmpty
+    else { return }
+    var attributes = credential.attributes
+    attributes["xdg:schema"] = schemaName
+    var value = SecretValue(bytes: credential.storedSecret(), contentType: "text/plain")
+    defer { wipe(&value.bytes) }
+    try service { () throws(SecretError) in
+      try client.write(value, attributes: attributes, label: credential.label, in: .default)
+    }
+  }
+
+  private static func erase(_ credential: Credential, client: SecretClient) throws(CLIError) {
+    // As git's helper: an empty pattern would match everything, and is far too easy to send.
+    let attributes = credential.attributes
+    guard attributes["protocol"] != nil || attributes["server"] != nil || attributes["object"] != nil
+      || attributes["user"] != nil
+    else { return }
+    _ = try service { () throws(SecretError) in try client.delete(attributes) }
+  }
+
+  /// The protocol ends the request at a blank line, or at the end of input.
+  private static func endsWithBlankLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    let newline = UInt8(ascii: "\n")
+    if bytes.first == newline { return true }
+    return zip(bytes, bytes.dropFirst()).contains { $0 == newline && $1 == newline }
+  }
+}
+
+/// One credential as git describes it, with the secret parts kept as bytes we can wipe.
+struct Credential {
+  var `protocol`: String?
+  var host: String?
+  var port: UInt16?
+  var path: String?
+  var username: String?
+  var password: [UInt8] = []
+  var passwordExpiry: String?
+  var oauthRefreshToken: [UInt8] = []
+
+  init(parsing input: UnsafeRawBufferPointer) {
+    for line in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+      if line.isEmpty { break }
+      guard let equals = line.firstIndex(of: UInt8(ascii: "=")) else { continue }
+      let key = String(decoding: line[..<equals], as: UTF8.self)
+      var value = line[(equals + 1)...]
+      if value.last == UInt8(ascii: "\r") { value = value.dropLast() }
+      switch key {
+      // The secret parts stay bytes; the input they came from is wiped by its owner.
+      case "password": password = Array(value)
+      case "oauth_refresh_token": oauthRefreshToken = Array(value)
+      default:
+        let text = String(decoding: value, as: UTF8.self)
+        switch key {
+        case "protocol": self.protocol = text
+        case "host": (host, port) = Self.splitPort(text)
+        case "path": path = text
+        case "username": username = text
+        case "password_expiry_utc": passwordExpiry = text
+        default: break  // Later versions of git may send keys we do not know; ignore them.
+        }
+      }
+    }
+  }
+
+  /// git sends `host=example.com:8080`; the port is an attribute of its own.
+  static func splitPort(_ host: String) -> (String, UInt16?) {
+    guard let colon = host.lastIndex(of: ":") else { return (host, nil) }
+    let digits = host[host.index(after: colon)...]
+    guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let port = UInt16(digits), port > 0 else { return (host, nil) }
+    return (String(host[..<colon]), port)
+  }
+
+  /// The attributes git's libsecret helper uses, only those present.
+  var attributes: [String: String] {
+    var attributes: [String: String] = [:]
+    attributes["user"] = username
+    attributes["protocol"] = self.protocol
+    attributes["server"] = host
+    attributes["port"] = port.map(String.init)
+    attributes["object"] = path
+    return attributes
+  }
+
+  /// `Git: https://example.com/` or `Git: https://example.com:8080/path`, as git's helper labels.
+  var label: String {
+    let authority = (host ?? "") + (port.map { ":\($0)" } ?? "")
+    return "Git: \(self.protocol ?? "")://\(authority)/\(path ?? "")"
+  }
+
+  /// The password, then the extra fields on lines of their own, as git's helper stores them.
+  func storedSecret() -> [UInt8] {
+    var secret: [UInt8] = []
+    secret.reserveCapacity(password.count + oauthRefreshToken.count + 64 + (passwordExpiry?.utf8.count ?? 0))
+    secret += password
+    if let passwordExpiry { secret += Array("\npassword_expiry_utc=\(passwordExpiry)".utf8) }
+    if !oauthRefreshToken.isEmpty { secret += Array("\noauth_refresh_token=".utf8) + oauthRefreshToken }
+    return secret
+  }
+
+  /// Reads a stored secret back: the first line is the password, later lines extra fields.
+  mutating func takeSecret(_ secret: [UInt8]) {
+    let lines = secret.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+    password = Array(lines.first ?? [])
+    for line in lines.dropFirst() {
+      let text = String(decoding: line, as: UTF8.self)
+      if text.hasPrefix("password_expiry_utc=") {
+        passwordExpiry = String(text.dropFirst("password_expiry_utc=".count))
+      } else if text.hasPrefix("oauth_refresh_token=") {
+        oauthRefreshToken = Array(line.dropFirst("oauth_refresh_token=".count))
+      }
+    }
+  }
+
+  /// What `get` prints: the fields git asked for, as key=value lines.
+  func answer() -> [UInt8] {
+    var output: [UInt8] = []
+    // Reserved up front so that growing never leaves a copy of the password in freed memory.
+    output.reserveCapacity(64 + (username?.utf8.count ?? 0) + password.count + oauthRefreshToken.count + (passwordExpiry?.utf8.count ?? 0))
+    if let username { output += Array("username=\(username)\n".utf8) }
+    output += Array("password=".utf8) + password + [UInt8(ascii: "\n")]
+    if let passwordExpiry { output += Array("password_expiry_utc=\(passwordExpiry)\n".utf8) }
+    if !oauthRefreshToken.isEmpty { output += Array("oauth_refresh_token=".utf8) + oauthRefreshToken + [UInt8(ascii: "\n")] }
+    return output
+  }
+
+  mutating func wipe() {
+    SecretCLI.wipe(&password)
+    SecretCLI.wipe(&oauthRefreshToken)
+  }
+}

@@ -1,0 +1,46 @@
+/// Runs secretctl with the words after the program name and returns the exit status.
+///
+/// ```swift
+/// exit(secretctlMain(Array(CommandLine.arguments.dropFirst())))
+/// ```
+public func secretctlMain(_ arguments: [String], console: Console = .standard) -> Int32 {
+  do {
+    return try dispatch(arguments, console: console)
+  } catch {
+    console.report(error.message)
+    return error.status
+  }
+}
+
+private func dispatch(_ arguments: [String], console: Console) throws(CLIError) -> Int32 {
+  guard let first = arguments.first else {
+    throw .usage("no command given; see `secretctl --help`")
+  }
+  switch first {
+  case "--help", "-h", "help":
+    if first == "help", arguments.count > 1 {
+      guard let spec = command(named: arguments[1]) else { throw unknownCommand(arguments[1]) }
+      console.print(spec.helpText)
+    } else {
+      console.print(programHelpText)
+    }
+    return ExitStatus.success
+  case "--version":
+    console.print("secretctl \(secretctlVersion)\n")
+    return ExitStatus.success
+  default:
+    guard let spec = command(named: first) else {
+      throw first.hasPrefix("-") ? .usage("unknown option \(first); see `secretctl --help`") : unknownCommand(first)
+    }
+    let parsed = try spec.parse(Array(arguments.dropFirst()))
+    if parsed.wantsHelp {
+      console.print(spec.helpText)
+      return ExitStatus.success
+    }
+    return try spec.run(parsed, console)
+  }
+}
+
+private func unknownCommand(_ name: String) -> CLIError {
+  .usage("unknown command '\(name)'; see `secretctl --help`")
+}

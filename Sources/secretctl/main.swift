@@ -1,0 +1,4 @@
+import Glibc
+import SecretCLI
+
+exit(secretctlMain(Array(CommandLine.arguments.dropFirst())))

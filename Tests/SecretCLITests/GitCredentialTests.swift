@@ -1,0 +1,75 @@
+import Foundation
+import SecretClient
+import SecretTestSupport
+import Testing
+
+@Suite("git-credential with real git")
+struct GitCredentialTests {
+  /// `git -c credential.helper=… credential ACTION`, as git runs helpers for a push or fetch.
+  func git(_ instance: ProviderInstance, _ action: String, _ input: String) throws -> ProcessOutput {
+    try instance.run(
+      "git",
+      ["-c", "credential.helper=", "-c", "credential.helper=!'\(try secretctlPath())' git-credential",
+       "-c", "credential.interactive=false", "credential", action],
+      input: Array(input.utf8))
+  }
+
+  @Test(arguments: Provider.all)
+  func approveFillRejectRoundTrip(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let approve = try git(instance, "approve", "protocol=https\nhost=example.com:8080\npath=team/repo.git\nusername=bob\npassword=s3cr=t\n\n")
+      #expect(approve.status == 0, "\(approve.stderrText)")
+
+      // Stored as git's libsecret helper stores it.
+      let item = try #require(try await instance.client().search(["server": "example.com"]).first)
+      #expect(item.attributes == [
+        "xdg:schema": "org.git.Password", "user": "bob", "protocol": "https", "server": "example.com", "port": "8080",
+      ].merging(item.attributes["object"].map { ["object": $0] } ?? [:]) { $1 })
+      #expect(item.label.hasPrefix("Git: https://example.com:8080/"))
+
+      let fill = try git(instance, "fill", "protocol=https\nhost=example.com:8080\npath=team/repo.git\n\n")
+      #expect(fill.status == 0, "\(fill.stderrText)")
+      #expect(fill.stdoutText.contains("username=bob\n"))
+      #expect(fill.stdoutText.contains("password=s3cr=t\n"))
+
+      let reject = try git(instance, "reject", "protocol=https\nhost=example.com:8080\npath=team/repo.git\nusername=bob\npassword=s3cr=t\n\n")
+      #expect(reject.status == 0)
+      #expect(try await instance.client().search(["server": "example.com"]).isEmpty)
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func getWithNothingStoredPrintsNothingAndSucceeds(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let get = try secretctl(instance, ["git-credential", "get"], input: "protocol=https\nhost=nothing.example\n\n")
+      #expect(get.status == 0)
+      #expect(get.stdout.isEmpty && get.stderr.isEmpty)
+      let unknown = try secretctl(instance, ["git-credential", "capability"], input: "\n")
+      #expect(unknown.status == 0 && unknown.stdout.isEmpty)
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func itemsStoredByGitsLibsecretHelperAreFoundWithoutTheSchemaName(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      // What git-credential-libsecret stores (schema org.git.Password, port as decimal text);
+      // another item without xdg:schema must be found too, as git's helper ignores the name.
+      try await instance.client().write(
+        SecretValue("from-libsecret\npassword_expiry_utc=1999999999"),
+        attributes: ["xdg:schema": "org.git.Password", "user": "carol", "protocol": "https", "server": "git.example", "port": "2222"],
+        label: "Git: https://git.example:2222/")
+      try await instance.client().write(SecretValue("plain"), attributes: ["user": "dave", "protocol": "ssh", "server": "other.example"])
+
+      let get = try secretctl(instance, ["git-credential", "get"], input: "protocol=https\nhost=git.example:2222\nwwwauth[]=Basic\n")
+      #expect(get.stdoutText == "username=carol\npassword=from-libsecret\npassword_expiry_utc=1999999999\n")
+      let other = try secretctl(instance, ["git-credential", "get"], input: "protocol=ssh\nhost=other.example\n\n")
+      #expect(other.stdoutText == "username=dave\npassword=plain\n")
+      let erase = try secretctl(instance, ["git-credential", "erase"], input: "protocol=ssh\nhost=other.example\n\n")
+      #expect(erase.status == 0)
+      #expect(try await instance.client().search(["server": "other.example"]).isEmpty)
+      let emptyErase = try secretctl(instance, ["git-credential", "erase"], input: "\n")
+      #expect(emptyErase.status == 0)
+      #expect(try await instance.client().search(["server": "git.example"]).count == 1, "an empty pattern erases nothing")
+    }
+  }
+}
