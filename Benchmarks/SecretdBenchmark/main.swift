@@ -1,7 +1,10 @@
 // Benchmark: secretd against gnome-keyring, each on its own private bus, driven by the same
 // libsecret C calls (secret_service_store_sync / secret_service_lookup_sync) on a SecretService
-// opened on that bus. Prints stores/s and lookups/s at 300 and 1,300 items, each daemon's
-// resident memory, and the ratios.
+// opened on that bus. Both providers run at once and are measured in alternation, round by round,
+// so load from elsewhere on the machine hits both alike; rates are medians of the rounds.
+// Prints stores/s and lookups/s at 300 and 1,300 items, where each lookup's time goes (the
+// daemon's CPU, the client's CPU, the rest: the bus daemon and wake-ups), each daemon's memory
+// (resident, and the private part of it), and the ratios.
 import CLibSecret
 import Foundation
 import SecretTestSupport
@@ -77,13 +80,58 @@ final class Service {
   }
 }
 
-struct Figures {
-  var storesPerSecond: [Int: Double] = [:]
-  var lookupsPerSecond: [Int: Double] = [:]
-  /// The daemon's own CPU time per operation, in microseconds.
-  var daemonMicrosPerStore: [Int: Double] = [:]
-  var daemonMicrosPerLookup: [Int: Double] = [:]
-  var residentKiB = 0
+/// One provider under test: its libsecret client and where it has got to.
+final class Subject {
+  let name: String
+  let instance: ProviderInstance
+  let service: Service
+  var stored = 0
+  var storeRates: [Int: [Double]] = [:]
+  var lookupRates: [Int: [Double]] = [:]
+  var daemonSeconds: [Int: (store: Double, lookup: Double)] = [:]
+  var clientSeconds: [Int: (store: Double, lookup: Double)] = [:]
+  var operations: [Int: (store: Int, lookup: Int)] = [:]
+  var memory = (resident: 0, anonymous: 0)
+
+  init(_ instance: ProviderInstance) throws {
+    name = instance.provider.description
+    self.instance = instance
+    service = try Service(address: instance.busAddress, busName: instance.busName)
+    try service.store(-1)  // warm up: the first store may create the default collection
+  }
+
+  /// Runs `body`, adding its wall rate, the daemon's CPU and our own CPU to the figures of `size`.
+  func timed(_ size: Int, lookup: Bool, count: Int, _ body: () throws -> Void) rethrows {
+    let (daemon, client) = (cpuSeconds(instance.pid), ownCPUSeconds())
+    let wall = try seconds(body)
+    let daemonUsed = cpuSeconds(instance.pid) - daemon
+    let clientUsed = ownCPUSeconds() - client
+    var d = daemonSeconds[size] ?? (0, 0)
+    var c = clientSeconds[size] ?? (0, 0)
+    var n = operations[size] ?? (0, 0)
+    if lookup {
+      lookupRates[size, default: []].append(Double(count) / wall)
+      d.lookup += daemonUsed
+      c.lookup += clientUsed
+      n.lookup += count
+    } else {
+      storeRates[size, default: []].append(Double(count) / wall)
+      d.store += daemonUsed
+      c.store += clientUsed
+      n.store += count
+    }
+    (daemonSeconds[size], clientSeconds[size], operations[size]) = (d, c, n)
+  }
+
+  func storeRate(_ size: Int) -> Double { median(storeRates[size] ?? []) }
+  func lookupRate(_ size: Int) -> Double { median(lookupRates[size] ?? []) }
+  func micros(_ seconds: Double, _ count: Int) -> Double { count > 0 ? seconds * 1e6 / Double(count) : 0 }
+}
+
+func median(_ values: [Double]) -> Double {
+  guard !values.isEmpty else { return 0 }
+  let sorted = values.sorted()
+  return sorted[sorted.count / 2]
 }
 
 /// User + system CPU seconds of `pid` (/proc/PID/stat fields 14 and 15).
@@ -96,11 +144,22 @@ func cpuSeconds(_ pid: Int32) -> Double {
   return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
-func residentKiB(_ pid: Int32) -> Int {
-  guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-    let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
-  else { return 0 }
-  return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+/// This process's CPU seconds (the libsecret client and its GDBus thread).
+func ownCPUSeconds() -> Double {
+  var usage = rusage()
+  getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+  return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+    + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// `VmRSS` and `RssAnon` (resident, and the part not backed by files such as shared libraries), KiB.
+func memoryKiB(_ pid: Int32) -> (resident: Int, anonymous: Int) {
+  guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return (0, 0) }
+  func field(_ name: String) -> Int {
+    guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
+    return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+  }
+  return (field("VmRSS"), field("RssAnon"))
 }
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
@@ -109,52 +168,77 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
   return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
-func measure(_ provider: Provider, sizes: [Int]) async throws -> Figures {
-  try await withProvider(provider) { instance in
-    let service = try Service(address: instance.busAddress, busName: instance.busName)
-    try service.store(-1)  // warm up: the first store may create the default collection
-    var figures = Figures()
-    var stored = 0
-    for size in sizes {
-      let start = stored
-      var cpu = cpuSeconds(instance.pid)
-      let storing = try seconds { for index in start..<size { try service.store(index) } }
-      figures.daemonMicrosPerStore[size] = (cpuSeconds(instance.pid) - cpu) * 1e6 / Double(size - start)
-      stored = size
-      figures.storesPerSecond[size] = Double(size - start) / storing
-      let lookups = 1000
-      cpu = cpuSeconds(instance.pid)
-      let looking = try seconds { for round in 0..<lookups { try service.lookup((round * 7919) % size) } }
-      figures.daemonMicrosPerLookup[size] = (cpuSeconds(instance.pid) - cpu) * 1e6 / Double(lookups)
-      figures.lookupsPerSecond[size] = Double(lookups) / looking
-      print(
-        "  \(provider) at \(size) items: \(Int(figures.storesPerSecond[size] ?? 0)) stores/s, "
-          + "\(Int(figures.lookupsPerSecond[size] ?? 0)) lookups/s; daemon CPU per store "
-          + "\(Int(figures.daemonMicrosPerStore[size] ?? 0)) µs, per lookup \(Int(figures.daemonMicrosPerLookup[size] ?? 0)) µs")
+let sizes = [300, 1300]
+/// Stores go in chunks of this many per provider, alternating; lookups in rounds of this many.
+let storeChunk = 50
+let lookupRounds = 7
+let lookupsPerRound = 400
+
+print("secretd vs gnome-keyring: libsecret secret_service_store_sync / secret_service_lookup_sync, one client,")
+print("both providers up at once, measured in alternation (stores in chunks of \(storeChunk), lookups in \(lookupRounds) rounds of \(lookupsPerRound)); rates are medians")
+/// Both providers at once, measured in alternation.
+func compare() async throws {
+  try await withProvider(.secretd) { secretdInstance in
+    try await withProvider(.gnomeKeyring) { keyringInstance in
+      let subjects = [try Subject(secretdInstance), try Subject(keyringInstance)]
+      for size in sizes {
+        while subjects.contains(where: { $0.stored < size }) {
+          for subject in subjects where subject.stored < size {
+            let range = subject.stored..<min(size, subject.stored + storeChunk)
+            try subject.timed(size, lookup: false, count: range.count) { for index in range { try subject.service.store(index) } }
+            subject.stored = range.upperBound
+          }
+        }
+        for round in 0..<lookupRounds {
+          // Alternate which provider goes first, so neither always follows the other.
+          for subject in round.isMultiple(of: 2) ? subjects : subjects.reversed() {
+            try subject.timed(size, lookup: true, count: lookupsPerRound) {
+              for step in 0..<lookupsPerRound { try subject.service.lookup(((round * lookupsPerRound + step) * 7919) % size) }
+            }
+          }
+        }
+        for subject in subjects {
+          let d = subject.daemonSeconds[size] ?? (0, 0)
+          let c = subject.clientSeconds[size] ?? (0, 0)
+          let n = subject.operations[size] ?? (0, 0)
+          let wallLookup = 1e6 / max(subject.lookupRate(size), 1)
+          let daemonLookup = subject.micros(d.lookup, n.lookup)
+          let clientLookup = subject.micros(c.lookup, n.lookup)
+          print(
+            "  \(subject.name) at \(size) items: \(Int(subject.storeRate(size))) stores/s, \(Int(subject.lookupRate(size))) lookups/s; "
+              + "per store: daemon CPU \(Int(subject.micros(d.store, n.store))) µs, client CPU \(Int(subject.micros(c.store, n.store))) µs; "
+              + "per lookup: \(Int(wallLookup)) µs = daemon CPU \(Int(daemonLookup)) + client CPU \(Int(clientLookup)) "
+              + "+ rest \(Int(max(0, wallLookup - daemonLookup - clientLookup))) (bus daemon, wake-ups)")
+        }
+      }
+      for subject in subjects { subject.memory = memoryKiB(subject.instance.pid) }
+      report(secretd: subjects[0], keyring: subjects[1])
     }
-    figures.residentKiB = residentKiB(instance.pid)
-    return figures
   }
 }
 
-let sizes = [300, 1300]
-print("secretd vs gnome-keyring: libsecret secret_service_store_sync / secret_service_lookup_sync, one client")
-let secretd = try await measure(.secretd, sizes: sizes)
-let keyring = try await measure(.gnomeKeyring, sizes: sizes)
+try await compare()
 
 func format(_ value: Double) -> String { String(format: "%.0f", value) }
 func ratio(_ a: Double, _ b: Double) -> String { b > 0 ? String(format: "%.1fx", a / b) : "n/a" }
 
-print("")
-print("| items | secretd stores/s | gnome-keyring stores/s | ratio | secretd lookups/s | gnome-keyring lookups/s | ratio |")
-print("|---|---|---|---|---|---|---|")
-for size in sizes {
-  let (ss, ks) = (secretd.storesPerSecond[size] ?? 0, keyring.storesPerSecond[size] ?? 0)
-  let (sl, kl) = (secretd.lookupsPerSecond[size] ?? 0, keyring.lookupsPerSecond[size] ?? 0)
-  print("| \(size) | \(format(ss)) | \(format(ks)) | \(ratio(ss, ks)) | \(format(sl)) | \(format(kl)) | \(ratio(sl, kl)) |")
+/// The table, memory and flatness lines.
+func report(secretd: Subject, keyring: Subject) {
+  print("")
+  print("| items | secretd stores/s | gnome-keyring stores/s | ratio | secretd lookups/s | gnome-keyring lookups/s | ratio |")
+  print("|---|---|---|---|---|---|---|")
+  for size in sizes {
+    let (ss, ks) = (secretd.storeRate(size), keyring.storeRate(size))
+    let (sl, kl) = (secretd.lookupRate(size), keyring.lookupRate(size))
+    print("| \(size) | \(format(ss)) | \(format(ks)) | \(ratio(ss, ks)) | \(format(sl)) | \(format(kl)) | \(ratio(sl, kl)) |")
+  }
+  print("")
+  print(
+    "memory after 1,300 items: secretd \(secretd.memory.resident) KiB resident (\(secretd.memory.anonymous) KiB private), "
+      + "gnome-keyring \(keyring.memory.resident) KiB (\(keyring.memory.anonymous) KiB private); "
+      + "resident \(ratio(Double(keyring.memory.resident), Double(secretd.memory.resident))) smaller, "
+      + "private \(ratio(Double(keyring.memory.anonymous), Double(secretd.memory.anonymous))) smaller")
+  let flatStore = secretd.storeRate(1300) / max(secretd.storeRate(300), 1)
+  let flatLookup = secretd.lookupRate(1300) / max(secretd.lookupRate(300), 1)
+  print("secretd flatness (rate at 1,300 / rate at 300): stores \(String(format: "%.2f", flatStore)), lookups \(String(format: "%.2f", flatLookup))")
 }
-print("")
-print("resident memory after 1,300 items: secretd \(secretd.residentKiB) KiB, gnome-keyring \(keyring.residentKiB) KiB (\(ratio(Double(keyring.residentKiB), Double(secretd.residentKiB))) smaller)")
-let flatStore = (secretd.storesPerSecond[1300] ?? 0) / max(secretd.storesPerSecond[300] ?? 1, 1)
-let flatLookup = (secretd.lookupsPerSecond[1300] ?? 0) / max(secretd.lookupsPerSecond[300] ?? 1, 1)
-print("secretd flatness (rate at 1,300 / rate at 300): stores \(String(format: "%.2f", flatStore)), lookups \(String(format: "%.2f", flatLookup))")

@@ -45,7 +45,11 @@ extension SecretClient {
         return try service.store(value, attributes: attributes, label: label, collection: collection.libsecretName)
       }
       let (unlocked, _) = try Self.itemPaths(attributes, in: collection, on: service)
-      if let path = try Self.exactMatches(unlocked, attributes, on: service).first {
+      let exact = try Self.exactMatches(unlocked, attributes, on: service)
+      if exact.count == unlocked.count {
+        // No item carries more attributes, so the provider's replace can only hit this one.
+        try service.store(value, attributes: attributes, label: label, collection: collection.libsecretName)
+      } else if let path = exact.first {
         try service.setSecret(value, at: path)
       } else {
         let collectionPath = try Self.path(of: collection, on: service)
@@ -102,7 +106,7 @@ extension SecretClient {
     _ paths: [String], _ attributes: [String: String], on service: ServiceHandle
   ) throws(SecretError) -> [String] {
     var matches: [String] = []
-    for path in paths where try sameAttributes(service.item(at: path).attributes, attributes) {
+    for path in paths where try sameAttributes(service.attributes(at: path), attributes) {
       matches.append(path)
     }
     return matches

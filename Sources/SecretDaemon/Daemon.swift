@@ -15,13 +15,21 @@ public struct Configuration: Sendable {
 
 /// A Secret Service provider serving one bus connection, keeping everything in memory.
 ///
-/// Single-threaded: every callback runs on the GLib main context the daemon was started on.
+/// Calls arrive on two threads: GDBus's worker thread (the message filter, which answers the
+/// Secret Service methods and properties) and the GLib main context the daemon was started on
+/// (subtree dispatch of what the filter leaves, bus signals, the expiry timer). Every entry point
+/// takes `exclusive`, so the store, the sessions and the registrations are only touched by one
+/// thread at a time, in the order the calls arrive.
 public final class Daemon {
   let connection: BusConnection
+  /// Serialises every entry point (see above). Not recursive: entry points never call each other.
+  private let exclusive = SerialLock()
   let store: Store
   let sessions: SessionRegistry
   let descriptions: InterfaceDescriptions
   private var expiryTimer: Timer?
+  /// Events of the method call being answered, published after its reply (nil outside calls).
+  private var deferredEvents: [StoreEvent]?
 
   /// Prepares the daemon; nothing is visible on the bus until ``start()``.
   public init(connection: BusConnection, configuration: Configuration, clock: any Clock = SystemClock()) throws(GIOError) {
@@ -43,7 +51,9 @@ public final class Daemon {
       try connection.registerSubtree(ObjectPaths.collection(name), tree: self, descriptions: descriptions)
     }
     syncAliasRegistrations()
-    store.onEvent = { [unowned self] event in self.publish(event) }
+    store.onEvent = { [unowned self] event in
+      if self.deferredEvents != nil { self.deferredEvents?.append(event) } else { self.publish(event) }
+    }
     let timer = Timer { [unowned self] in self.expireDue() }
     expiryTimer = timer
     store.onNextExpiryChanged = { [unowned self] time in self.armExpiry(at: time) }
@@ -51,15 +61,23 @@ public final class Daemon {
       guard let name = arguments.child(0)?.string, let newOwner = arguments.child(2)?.string,
         newOwner.isEmpty, name.hasPrefix(":")
       else { return }
-      self.sessions.closeAll(ownedBy: name)
+      self.exclusive.run { _ = self.sessions.closeAll(ownedBy: name) }
     }
+    // Last: from here on, calls are answered on the worker thread too.
+    connection.serveOnWorkerThread(root: ObjectPaths.root, tree: self, descriptions: descriptions)
   }
 
   /// Counts for logs and tests.
-  public var itemCount: Int { store.itemCount }
-  public var sessionCount: Int { sessions.count }
+  public var itemCount: Int { exclusive.run { store.itemCount } }
+  public var sessionCount: Int { exclusive.run { sessions.count } }
 
   // MARK: Events to signals
+
+  private func publishDeferredEvents() {
+    let events = deferredEvents ?? []
+    deferredEvents = nil
+    for event in events { publish(event) }
+  }
 
   private func publish(_ event: StoreEvent) {
     switch event {
@@ -142,7 +160,7 @@ public final class Daemon {
   }
 
   private func expireDue() {
-    armExpiry(at: store.purgeExpired())
+    exclusive.run { armExpiry(at: store.purgeExpired()) }
   }
 
   // MARK: Resolution
@@ -187,6 +205,35 @@ extension Daemon: ObjectTree {
   }
 
   func children(of path: String) -> [String] {
+    exclusive.run { unlockedChildren(of: path) }
+  }
+
+  func call(
+    path: String, interface: String, method: String, parameters: Variant, sender: String,
+    invocation: MethodInvocation
+  ) {
+    exclusive.run {
+      unlockedCall(
+        path: path, interface: interface, method: method, parameters: parameters, sender: sender, invocation: invocation)
+    }
+  }
+
+  func property(path: String, interface: String, name: String, sender: String) throws(DBusError) -> DBusValue {
+    try exclusive.run { () throws(DBusError) -> DBusValue in
+      try unlockedProperty(path: path, interface: interface, name: name, sender: sender)
+    }
+  }
+
+  func setProperty(path: String, interface: String, name: String, value: Variant, sender: String) throws(DBusError) {
+    try exclusive.run { () throws(DBusError) in
+      try unlockedSetProperty(path: path, interface: interface, name: name, value: value, sender: sender)
+    }
+  }
+}
+
+/// The entry points' bodies, run with `exclusive` held.
+extension Daemon {
+  private func unlockedChildren(of path: String) -> [String] {
     switch ObjectNode(path: path) {
     case .service?: return ["collection", "aliases", "session"]
     case .container("collection")?: return store.collectionNames
@@ -199,10 +246,14 @@ extension Daemon: ObjectTree {
     }
   }
 
-  func call(
+  private func unlockedCall(
     path: String, interface: String, method: String, parameters: Variant, sender: String,
     invocation: MethodInvocation
   ) {
+    // The caller gets its reply before the signals the call causes: the reply is queued first, so
+    // the client goes on while the signals are written. Still under the lock, so nothing the
+    // client sends next is handled before the signals and registrations are done.
+    deferredEvents = []
     do throws(DBusError) {
       let reply: DBusValue
       switch (ObjectNode(path: path), interface) {
@@ -224,9 +275,12 @@ extension Daemon: ObjectTree {
     } catch {
       invocation.fail(error)
     }
+    publishDeferredEvents()
   }
 
-  func property(path: String, interface: String, name: String, sender: String) throws(DBusError) -> DBusValue {
+  private func unlockedProperty(path: String, interface: String, name: String, sender: String) throws(DBusError)
+    -> DBusValue
+  {
     switch (ObjectNode(path: path), interface) {
     case (.service?, Interfaces.service):
       return try ServiceObject(daemon: self).property(name)
@@ -240,7 +294,9 @@ extension Daemon: ObjectTree {
     }
   }
 
-  func setProperty(path: String, interface: String, name: String, value: Variant, sender: String) throws(DBusError) {
+  private func unlockedSetProperty(
+    path: String, interface: String, name: String, value: Variant, sender: String
+  ) throws(DBusError) {
     switch (ObjectNode(path: path), interface) {
     case (.collection(let collection)?, Interfaces.collection):
       try CollectionObject(daemon: self, name: try resolve(collection)).setProperty(name, value)

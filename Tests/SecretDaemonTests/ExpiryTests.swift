@@ -1,6 +1,7 @@
 // Items with an expiry disappear on time, with ItemDeleted, and are never read after it.
 import Foundation
 @testable import SecretDaemon
+import SecretClient
 import SecretTestSupport
 import Testing
 
@@ -60,6 +61,33 @@ struct ExpiryTests {
       let client = try RawClient(address: instance.busAddress)
       let items = try client.call("/org/freedesktop/secrets/collection/session", "org.freedesktop.DBus.Properties", "Get", .tuple([.string(Interfaces.collection), .string("Items")]))
       #expect(items.child(0)?.unboxed?.objectPaths == [])
+    }
+  }
+
+  @Test("over the bus: the expiry timer itself sends ItemDeleted for the expired item, on time")
+  func timerSignalsItemDeleted() async throws {
+    try await withProvider(.secretd) { (instance) async throws in
+      let changes = try await instance.client().changes(in: .default)
+      let stored = Date()
+      let expires = Int(stored.timeIntervalSince1970) + 2
+      let store = try instance.secretTool(["store", "--label=token", "service", "timer", "expires-at", String(expires)], input: "token")
+      #expect(store.status == 0, "\(store.stderrText)")
+      // Nothing but the timer deletes it: no client call follows the store.
+      let seen = try await withDeadline(seconds: 10, "ItemCreated then ItemDeleted from the expiry timer") {
+        var seen: [ItemChange] = []
+        for await change in changes {
+          seen.append(change)
+          if change.kind == .deleted { break }
+        }
+        return seen
+      }
+      let deletedAt = Date().timeIntervalSince1970
+      #expect(seen.map(\.kind) == [.created, .deleted])
+      #expect(seen.first?.itemPath == seen.last?.itemPath)
+      #expect(seen.first?.itemPath.hasPrefix("/org/freedesktop/secrets/collection/session/") == true)
+      // Not before the expiry second, and within the timer's one-second granularity after it.
+      #expect(deletedAt >= Double(expires) - 0.01)
+      #expect(deletedAt < Double(expires) + 2.5)
     }
   }
 }

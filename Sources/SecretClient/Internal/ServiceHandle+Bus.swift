@@ -19,6 +19,31 @@ extension ServiceHandle {
     return ProviderInfo(busName: busName, uniqueName: uniqueName, pid: pid, executable: pid.flatMap(Self.executable(of:)))
   }
 
+  /// The attributes of one item, read with one `Properties.Get` call (no proxy object).
+  func attributes(at path: String) throws(SecretError) -> [String: String] {
+    var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.Secret.Item"), g_variant_new_string("Attributes")]
+    let parameters = g_variant_new_tuple(&arguments, 2)
+    let reply = try call(object: path) { error in
+      g_dbus_connection_call_sync(
+        connection, busName, path, "org.freedesktop.DBus.Properties", "Get", parameters, nil,
+        G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
+    }
+    defer { g_variant_unref(reply) }
+    let boxed = g_variant_get_child_value(reply, 0)
+    defer { g_variant_unref(boxed) }
+    let dictionary = g_variant_get_variant(boxed)
+    defer { g_variant_unref(dictionary) }
+    var attributes: [String: String] = [:]
+    for index in 0..<g_variant_n_children(dictionary) {
+      let entry = g_variant_get_child_value(dictionary, index)
+      let key = g_variant_get_child_value(entry, 0)
+      let value = g_variant_get_child_value(entry, 1)
+      attributes[String(cString: g_variant_get_string(key, nil))] = String(cString: g_variant_get_string(value, nil))
+      [value, key, entry].forEach { g_variant_unref($0) }
+    }
+    return attributes
+  }
+
   private func callBus(_ method: String, argument: String) throws(SecretError) -> OpaquePointer {
     var child: OpaquePointer? = g_variant_new_string(argument)
     let parameters = g_variant_new_tuple(&child, 1)

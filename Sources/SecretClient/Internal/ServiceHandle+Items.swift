@@ -96,15 +96,6 @@ extension ServiceHandle {
     }
   }
 
-  /// Loads one item's label and attributes. Wraps `secret_item_new_for_dbus_path_sync`.
-  func item(at path: String) throws(SecretError) -> SecretItem {
-    let item = try call(object: path) { error in
-      secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, nil, &error)
-    }
-    defer { g_object_unref(UnsafeMutableRawPointer(item)) }
-    return Self.describe(item)
-  }
-
   private static func describe(_ item: UnsafeMutablePointer<CLibSecret.SecretItem>) -> SecretItem {
     let proxy = UnsafeMutableRawPointer(item).assumingMemoryBound(to: GDBusProxy.self)
     return SecretItem(

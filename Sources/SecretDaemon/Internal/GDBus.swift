@@ -40,32 +40,74 @@ public struct GIOError: Error, CustomStringConvertible {
   public var description: String { message }
 }
 
-/// A pending method call; exactly one reply is sent. Wraps GDBusMethodInvocation.
+/// A pending method call; exactly one reply is sent. Wraps GDBusMethodInvocation, or, for calls
+/// taken by the worker-thread filter, the call's GDBusMessage and its connection.
 final class MethodInvocation {
-  private var raw: OpaquePointer?
+  private enum Pending {
+    case invocation(OpaquePointer)
+    /// The call message (one reference held) and the connection to answer on.
+    case message(OpaquePointer, connection: OpaquePointer)
+  }
+
+  private var pending: Pending?
 
   /// Takes the reference GDBus hands to the method-call callback.
-  init(_ raw: OpaquePointer) { self.raw = raw }
+  init(_ raw: OpaquePointer) { pending = .invocation(raw) }
+
+  /// Answers `message` directly on `connection`, from the thread that calls `reply` or `fail`.
+  /// Wraps g_object_ref.
+  init(message: OpaquePointer, connection: OpaquePointer) {
+    g_object_ref(UnsafeMutableRawPointer(message))
+    pending = .message(message, connection: connection)
+  }
 
   deinit {
     // A handler that forgot to reply: answer rather than leave the caller waiting.
-    if let raw {
-      g_dbus_method_invocation_return_dbus_error(raw, "org.freedesktop.DBus.Error.Failed", "no reply")
+    fail(DBusError(name: "org.freedesktop.DBus.Error.Failed", message: "no reply"))
+  }
+
+  /// Replies with `value`, which must be a tuple.
+  /// Wraps g_dbus_method_invocation_return_value or g_dbus_message_new_method_reply.
+  func reply(_ value: DBusValue) {
+    guard let pending else { return }
+    self.pending = nil
+    switch pending {
+    case .invocation(let raw):
+      g_dbus_method_invocation_return_value(raw, value.makeFloating())
+    case .message(let message, let connection):
+      defer { g_object_unref(UnsafeMutableRawPointer(message)) }
+      guard let reply = Self.replyable(message).flatMap({ g_dbus_message_new_method_reply($0) }) else { return }
+      g_dbus_message_set_body(reply, value.makeFloating())
+      Self.send(reply, on: connection)
     }
   }
 
-  /// Replies with `value`, which must be a tuple. Wraps g_dbus_method_invocation_return_value.
-  func reply(_ value: DBusValue) {
-    guard let raw else { return }
-    self.raw = nil
-    g_dbus_method_invocation_return_value(raw, value.makeFloating())
+  /// Replies with an error.
+  /// Wraps g_dbus_method_invocation_return_dbus_error or g_dbus_message_new_method_error_literal.
+  func fail(_ error: DBusError) {
+    guard let pending else { return }
+    self.pending = nil
+    switch pending {
+    case .invocation(let raw):
+      g_dbus_method_invocation_return_dbus_error(raw, error.name, error.message)
+    case .message(let message, let connection):
+      defer { g_object_unref(UnsafeMutableRawPointer(message)) }
+      guard let reply = Self.replyable(message).flatMap({ g_dbus_message_new_method_error_literal($0, error.name, error.message) })
+      else { return }
+      Self.send(reply, on: connection)
+    }
   }
 
-  /// Replies with an error. Wraps g_dbus_method_invocation_return_dbus_error.
-  func fail(_ error: DBusError) {
-    guard let raw else { return }
-    self.raw = nil
-    g_dbus_method_invocation_return_dbus_error(raw, error.name, error.message)
+  /// The call, unless its sender asked for no reply. Wraps g_dbus_message_get_flags.
+  private static func replyable(_ message: OpaquePointer) -> OpaquePointer? {
+    let flags = g_dbus_message_get_flags(message).rawValue
+    return flags & G_DBUS_MESSAGE_FLAGS_NO_REPLY_EXPECTED.rawValue != 0 ? nil : message
+  }
+
+  /// Queues `reply` for writing and releases it. Wraps g_dbus_connection_send_message.
+  private static func send(_ reply: OpaquePointer, on connection: OpaquePointer) {
+    _ = g_dbus_connection_send_message(connection, reply, G_DBUS_SEND_MESSAGE_FLAGS_NONE, nil, nil)
+    g_object_unref(UnsafeMutableRawPointer(reply))
   }
 }
 
@@ -95,6 +137,9 @@ final class InterfaceDescriptions {
   }
 
   deinit { g_dbus_node_info_unref(node) }
+
+  /// Methods and properties by interface, for checking calls the worker-thread filter takes.
+  var shapes: InterfaceShapes { InterfaceShapes(node) }
 
   /// Wraps g_dbus_node_info_lookup_interface.
   func lookup(_ name: String) -> UnsafeMutablePointer<GDBusInterfaceInfo>? {
@@ -275,6 +320,7 @@ public final class BusConnection {
   private var registrations: [String: SubtreeRegistration] = [:]
   private var subscriptions: [UInt32] = []
   private var signalHandlers: [SignalHandler] = []
+  private var filters: [UInt32] = []
 
   /// Connects to the bus at `address`, or to the session bus when nil.
   /// Wraps g_dbus_connection_new_for_address_sync and g_bus_get_sync.
@@ -295,6 +341,7 @@ public final class BusConnection {
   }
 
   deinit {
+    for id in filters { g_dbus_connection_remove_filter(raw, id) }
     for id in subscriptions { g_dbus_connection_signal_unsubscribe(raw, id) }
     for registration in registrations.values { g_dbus_connection_unregister_subtree(raw, registration.id) }
     g_object_unref(UnsafeMutableRawPointer(raw))
@@ -323,6 +370,8 @@ public final class BusConnection {
     guard let registration = registrations.removeValue(forKey: root) else { return }
     g_dbus_connection_unregister_subtree(raw, registration.id)
   }
+
+  func addFilterID(_ id: UInt32) { filters.append(id) }
 
   var registeredRoots: Set<String> { Set(registrations.keys) }
 

@@ -1,5 +1,6 @@
 // The GLib main loop, signal sources and timers. Wraps g_main_loop_*, g_unix_signal_add, g_timeout_add.
 import CLibSecret
+import Synchronization
 
 /// The daemon's event loop on the default main context.
 public final class MainLoop {
@@ -38,8 +39,12 @@ final class Callback {
 }
 
 /// A one-shot timer on the default main context; cancelled when released or rescheduled.
+///
+/// `schedule` and `cancel` may be called from any thread (the daemon re-arms expiry from GDBus's
+/// worker thread); the pending source id sits behind a `Mutex`, and the callback runs on the main
+/// context.
 final class Timer {
-  private var sourceID: UInt32 = 0
+  private let sourceID = Mutex<UInt32>(0)
   private let callback: Callback
 
   init(_ body: @escaping () -> Void) { callback = Callback(body) }
@@ -48,36 +53,51 @@ final class Timer {
 
   /// Fires once after `milliseconds`, replacing any pending firing. Wraps g_timeout_add_full.
   func schedule(afterMilliseconds milliseconds: UInt32) {
-    cancel()
-    let retained = Unmanaged.passRetained(TimerFiring(timer: self))
-    sourceID = g_timeout_add_full(
-      0, milliseconds,
-      { userData in
-        guard let userData else { return 0 }
-        let firing = Unmanaged<TimerFiring>.fromOpaque(userData).takeUnretainedValue()
-        if let timer = firing.timer {
-          timer.sourceID = 0
-          timer.callback.body()
-        }
-        return 0  // G_SOURCE_REMOVE
-      }, retained.toOpaque(),
-      { userData in
-        guard let userData else { return }
-        Unmanaged<TimerFiring>.fromOpaque(userData).release()
-      })
+    sourceID.withLock { current in
+      if current != 0 { g_source_remove(current) }
+      let firing = TimerFiring(timer: self)
+      current = g_timeout_add_full(
+        0, milliseconds,
+        { userData in
+          guard let userData else { return 0 }
+          let firing = Unmanaged<TimerFiring>.fromOpaque(userData).takeUnretainedValue()
+          firing.timer?.fire(firing)
+          return 0  // G_SOURCE_REMOVE
+        }, Unmanaged.passRetained(firing).toOpaque(),
+        { userData in
+          guard let userData else { return }
+          Unmanaged<TimerFiring>.fromOpaque(userData).release()
+        })
+      firing.id = current
+    }
+  }
+
+  /// Runs the callback unless `firing` was replaced or cancelled meanwhile.
+  fileprivate func fire(_ firing: TimerFiring) {
+    let current = sourceID.withLock { current -> Bool in
+      guard current == firing.id else { return false }
+      current = 0
+      return true
+    }
+    if current { callback.body() }
   }
 
   /// Wraps g_source_remove.
   func cancel() {
-    if sourceID != 0 {
-      g_source_remove(sourceID)
-      sourceID = 0
+    sourceID.withLock { current in
+      if current != 0 {
+        g_source_remove(current)
+        current = 0
+      }
     }
   }
 }
 
-/// What a pending timeout source holds: a weak reference, so a released timer never fires.
+/// What a pending timeout source holds: a weak reference, so a released timer never fires, and
+/// its own source id, so a replaced firing does nothing.
 final class TimerFiring {
   weak var timer: Timer?
+  /// Set under the timer's lock right after the source is added, before it can fire.
+  var id: UInt32 = 0
   init(timer: Timer) { self.timer = timer }
 }
