@@ -3,7 +3,7 @@ SWIFT ?= swift
 # Release builds link the Swift runtime statically: secretd's resident memory drops by ~3 MB.
 RELEASE := -c release --static-swift-stdlib
 PREFIX ?= $(HOME)/.local
-BENCHMARKS := SecretClientBenchmark SecretdBenchmark SecretctlBenchmark
+BENCHMARKS := SharedStateBenchmark SecretClientBenchmark SecretdBenchmark SecretsBenchmark SecretctlBenchmark
 
 .PHONY: bootstrap build test bench run install uninstall
 

@@ -9,6 +9,8 @@ let swiftSettings: [SwiftSetting] = [
 let package = Package(
   name: "swift-secrets",
   products: [
+    .library(name: "Secrets", targets: ["Secrets"]),
+    .library(name: "SharedState", targets: ["SharedState"]),
     .library(name: "SecretClient", targets: ["SecretClient"]),
     .executable(name: "secretd", targets: ["secretd"]),
     .executable(name: "secretctl", targets: ["secretctl"]),
@@ -20,6 +22,8 @@ let package = Package(
 
     // Libraries.
     .target(name: "SecretClient", dependencies: ["CLibSecret"], swiftSettings: swiftSettings),
+    .target(name: "SharedState", swiftSettings: swiftSettings),
+    .target(name: "Secrets", dependencies: ["SharedState", "SecretClient"], swiftSettings: swiftSettings),
     .target(name: "SecretDaemon", dependencies: ["CLibSecret", "CGcrypt"], swiftSettings: swiftSettings),
     .target(name: "SecretCLI", dependencies: ["SecretClient"], swiftSettings: swiftSettings),
 
@@ -30,6 +34,14 @@ let package = Package(
     // Test support: private buses and real providers for every test target.
     .target(
       name: "SecretTestSupport", dependencies: ["SecretClient"], path: "Tests/SecretTestSupport",
+      swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "SharedStateChild", dependencies: ["SharedState"], path: "Tests/SharedStateChild",
+      swiftSettings: swiftSettings),
+    .executableTarget(name: "secrets-child", dependencies: ["Secrets"], path: "Tests/SecretsChild", swiftSettings: swiftSettings),
+    .testTarget(name: "SharedStateTests", dependencies: ["SharedState", "SharedStateChild"], swiftSettings: swiftSettings),
+    .testTarget(
+      name: "SecretsTests", dependencies: ["Secrets", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example"],
       swiftSettings: swiftSettings),
     .testTarget(name: "SecretClientTests", dependencies: ["SecretClient", "SecretTestSupport"], swiftSettings: swiftSettings),
     .testTarget(
@@ -44,10 +56,22 @@ let package = Package(
       name: "secret-client-example", dependencies: ["SecretClient"], path: "Examples/SecretClientExample",
       swiftSettings: swiftSettings),
 
+    .executableTarget(
+      name: "shared-state-example", dependencies: ["SharedState"], path: "Examples/SharedStateExample",
+      swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "login-example", dependencies: ["Secrets"], path: "Examples/LoginExample", swiftSettings: swiftSettings),
+
     // Benchmarks (`make bench`).
     .executableTarget(
       name: "SecretClientBenchmark", dependencies: ["SecretClient", "CLibSecret", "SecretTestSupport"],
       path: "Benchmarks/SecretClientBenchmark", swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "SharedStateBenchmark", dependencies: ["SharedState"], path: "Benchmarks/SharedStateBenchmark",
+      swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "SecretsBenchmark", dependencies: ["Secrets", "SecretTestSupport"], path: "Benchmarks/SecretsBenchmark",
+      swiftSettings: swiftSettings),
     .executableTarget(
       name: "SecretctlBenchmark", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport"],
       path: "Benchmarks/SecretctlBenchmark", swiftSettings: swiftSettings),

@@ -1,0 +1,82 @@
+// SecretKey figures, against secretd and gnome-keyring on private buses:
+// - writes reaching the provider for 10,000 mutations inside one window (the limit is 1);
+// - latency of an explicit save() against one plain SecretClient write of the same bytes;
+// - how long a change written by another connection takes to reach a subscribed value.
+import Foundation
+import Secrets
+import SecretTestSupport
+import Synchronization
+
+final class WriteCount: Sendable {
+  private let count = Mutex(0)
+  var value: Int { count.withLock { $0 } }
+  func increment() { count.withLock { $0 += 1 } }
+}
+
+/// Wraps a storage to count the writes that reach it.
+func counting(_ storage: SecretStorage, _ writes: WriteCount) -> SecretStorage {
+  var counted = storage
+  counted.write = { address, bytes in
+    writes.increment()
+    try storage.write(address, bytes)
+  }
+  return counted
+}
+
+func milliseconds(_ duration: Duration) -> Double {
+  Double(duration.components.seconds) * 1e3 + Double(duration.components.attoseconds) / 1e15
+}
+
+func measure(_ provider: Provider) async throws {
+  try await withProvider(provider) { instance in
+    let client = instance.client()
+    let writes = WriteCount()
+    try await SecretStorage.$current.withValue(counting(SecretStorage.secretService(client), writes)) {
+      // 1. Batching.
+      let counter = Shared<Int>(wrappedValue: 0, .secret(service: "bench", account: "batch"))
+      let clock = ContinuousClock()
+      let mutating = clock.measure { for _ in 0..<10_000 { counter.withLock { $0 += 1 } } }
+      while try await client.read(service: "bench", account: "batch")?.text != "10000" {
+        if let error = counter.saveError { throw error }
+        try await Task.sleep(for: .milliseconds(50))
+      }
+      print("SecretKey against \(provider):")
+      print(String(format: "  10,000 mutations (%.1f ms) -> %d write(s) reached the provider", milliseconds(mutating), writes.value))
+
+      // 2. Explicit save against a plain write.
+      let token = Shared<String>(wrappedValue: "", .secret(service: "bench", account: "save"))
+      let rounds = 200
+      var saveTime = Duration.zero
+      var rawTime = Duration.zero
+      for round in 0..<rounds {
+        token.withLock { $0 = "value \(round)" }
+        saveTime += try await clock.measure { try await token.save() }
+        rawTime += try clock.measure {
+          try client.write(SecretValue("\"value \(round)\""), service: "bench", account: "raw")
+        }
+      }
+      let save = milliseconds(saveTime) / Double(rounds)
+      let raw = milliseconds(rawTime) / Double(rounds)
+      print(String(format: "  save(): %.2f ms, one plain SecretClient write: %.2f ms, ratio %.2f", save, raw, save / raw))
+
+      // 3. A change from another connection reaching a subscribed value.
+      let watched = Shared<Int>(wrappedValue: 0, .secret(service: "bench", account: "live"))
+      let other = instance.client()
+      var total = Duration.zero
+      let changes = 50
+      for change in 1...changes {
+        var values = watched.values.makeAsyncIterator()
+        let start = clock.now
+        try await other.write(SecretValue("\(change)"), attributes: SecretClient.attributes(service: "bench", account: "live"), exactly: true)
+        while let value = await values.next(), value != change {}
+        total += clock.now - start
+      }
+      print(String(format: "  a change by another connection reaches the value in %.2f ms (mean of %d)", milliseconds(total) / Double(changes), changes))
+    }
+  }
+}
+
+
+for provider in Provider.all {
+  try await measure(provider)
+}

@@ -1,0 +1,165 @@
+import Dispatch
+import Foundation
+import SharedState
+import Synchronization
+
+/// The machinery of one ``SecretKey``: its storage, its write batcher and what it last knew of
+/// the item.
+final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
+  let address: SecretItemAddress
+  private let storage: SecretStorage
+  private let item: ItemState
+  private let batcher: WriteBatcher<Value>
+
+  init(address: SecretItemAddress, storage: SecretStorage, window: Duration, environment: SharedEnvironment) {
+    let item = ItemState()
+    self.address = address
+    self.storage = storage
+    self.item = item
+    batcher = WriteBatcher(
+      window: window, clock: environment.writeClock, flushesAtExit: environment.flushesPendingWritesAtExit
+    ) { value in
+      try Self.write(value, at: address, to: storage, item: item)
+    }
+  }
+
+  func load() -> Result<Value?, any Error> {
+    Result { try storage.read(address) }.flatMap(decode)
+  }
+
+  /// Batches the write; a failed write is tried once more in the next window before the
+  /// failure reaches `saveError`.
+  func scheduleWrite(_ value: Value, _ continuation: SaveContinuation) {
+    batcher.schedule(value) { [batcher] result in
+      guard case .failure = result, !batcher.hasPendingWrite else { return continuation.resume(with: result) }
+      batcher.schedule(value) { continuation.resume(with: $0) }
+    }
+  }
+
+  func writeNow(_ value: Value) -> Result<Void, any Error> {
+    Result { try batcher.writeNow(value) }
+  }
+
+  /// Watches the collection; a change is read and, unless it is what this key last wrote or
+  /// read, handed to `subscriber`. Cancelling flushes a pending write.
+  func subscribe(_ subscriber: SharedSubscriber<Value>) -> SharedSubscription {
+    let watch: SharedSubscription?
+    do {
+      watch = try storage.watch(address) { [weak self] in
+        guard let self else { return }
+        DispatchQueue.global().async { self.refresh(subscriber) }
+      }
+    } catch {
+      subscriber.yield(throwing: error)
+      watch = nil
+    }
+    return SharedSubscription { [batcher] in
+      watch?.cancel()
+      DispatchQueue.global().async { try? batcher.flush() }
+    }
+  }
+
+  private func refresh(_ subscriber: SharedSubscriber<Value>) {
+    // While a local value waits for its write, it is the newer one: it will overwrite the item.
+    guard !batcher.hasPendingWrite, !item.isWriting else { return }
+    switch Result(catching: { try storage.read(address) }) {
+    case .failure(let error): subscriber.yield(throwing: error)
+    case .success(let bytes):
+      guard item.replaceKnown(with: bytes) else { return }
+      subscriber.yield(with: decode(bytes))
+    }
+  }
+
+  private func decode(_ bytes: [UInt8]?) -> Result<Value?, any Error> {
+    _ = item.replaceKnown(with: bytes)
+    guard let bytes else { return .success(nil) }
+    do {
+      return .success(try JSONDecoder().decode(Value.self, from: Data(bytes)))
+    } catch {
+      item.keepForBackup(bytes)
+      return .failure(SecretKeyError.undecodable(address, reason: String(describing: error)))
+    }
+  }
+
+  private static func write(_ value: Value, at address: SecretItemAddress, to storage: SecretStorage, item: ItemState) throws {
+    let bytes = isNone(value) ? nil : Array(try JSONEncoder().encode(value))
+    // Known before it is written, so the change signal of this very write is not news.
+    let previous = item.beginWrite(bytes)
+    do {
+      if let bytes {
+        if let undecodable = item.pendingBackup {
+          try storage.backup(address, undecodable, Date().ISO8601Format())
+          item.backupDone()
+        }
+        try storage.write(address, bytes)
+      } else {
+        try storage.delete(address)
+      }
+      item.endWrite()
+    } catch {
+      item.failWrite(restoring: previous)
+      throw error
+    }
+  }
+
+  /// Whether `value` is an optional holding nothing: writing it deletes the item.
+  private static func isNone(_ value: Value) -> Bool {
+    let mirror = Mirror(reflecting: value)
+    return mirror.displayStyle == .optional && mirror.children.isEmpty
+  }
+}
+
+/// What a key knows of its item: the bytes it last wrote or read (so its own writes do not come
+/// back as changes), whether a write is under way, and undecodable bytes that must be backed up
+/// before they are overwritten.
+final class ItemState: Sendable {
+  private struct State {
+    var known: [UInt8]??
+    var writes = 0
+    var pendingBackup: [UInt8]?
+  }
+
+  private let state = Mutex(State())
+
+  /// Records `bytes` as the item's content; returns whether that is news.
+  func replaceKnown(with bytes: [UInt8]?) -> Bool {
+    state.withLock { state in
+      defer { state.known = .some(bytes) }
+      return state.known != .some(bytes)
+    }
+  }
+
+  /// While a write is under way a read may see the item before or after it: neither is news.
+  var isWriting: Bool { state.withLock { $0.writes > 0 } }
+
+  /// Marks a write of `bytes` (`nil`: a delete) as begun; returns what was known before.
+  func beginWrite(_ bytes: [UInt8]?) -> [UInt8]?? {
+    state.withLock { state in
+      state.writes += 1
+      defer { state.known = .some(bytes) }
+      return state.known
+    }
+  }
+
+  func endWrite() {
+    state.withLock { $0.writes -= 1 }
+  }
+
+  /// Marks the write as failed: what was known before is known again.
+  func failWrite(restoring previous: [UInt8]??) {
+    state.withLock { state in
+      state.writes -= 1
+      state.known = previous
+    }
+  }
+
+  func keepForBackup(_ bytes: [UInt8]) {
+    state.withLock { $0.pendingBackup = bytes }
+  }
+
+  var pendingBackup: [UInt8]? { state.withLock { $0.pendingBackup } }
+
+  func backupDone() {
+    state.withLock { $0.pendingBackup = nil }
+  }
+}

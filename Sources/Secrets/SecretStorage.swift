@@ -1,0 +1,52 @@
+public import SharedState
+import Synchronization
+
+/// The store behind every ``SecretKey``: the Secret Service, or memory in tests.
+///
+/// A key captures the storage that is current when it is created, so a test can put every
+/// key it creates on an empty in-memory store without touching any keyring:
+///
+/// ```swift
+/// @Test func rememberLogin() async throws {
+///   try await SecretStorage.$current.withValue(.inMemory()) {
+///     @Shared(.secret(service: "com.example.tool", account: "api")) var token: Token? = nil
+///     …
+///   }
+/// }
+/// ```
+///
+/// Each operation blocks; ``SecretKey`` calls them off Swift's cooperative pool.
+public struct SecretStorage: Sendable {
+  /// The item's bytes, or `nil` when there is no item.
+  public var read: @Sendable (SecretItemAddress) throws -> [UInt8]?
+  /// Creates or replaces the item's bytes (UTF-8 JSON).
+  public var write: @Sendable (SecretItemAddress, [UInt8]) throws -> Void
+  /// Deletes the item if it exists.
+  public var delete: @Sendable (SecretItemAddress) throws -> Void
+  /// Keeps `bytes` in a backup item beside the item: same attributes plus `backup` = `stamp`.
+  public var backup: @Sendable (SecretItemAddress, [UInt8], _ stamp: String) throws -> Void
+  /// Calls `onChange` whenever an item of the address's collection may have changed.
+  public var watch: @Sendable (SecretItemAddress, _ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription
+  /// Tells stores apart: keys share a value only when they use the same store.
+  let identity = StoreIdentity()
+
+  public init(
+    read: @escaping @Sendable (SecretItemAddress) throws -> [UInt8]?,
+    write: @escaping @Sendable (SecretItemAddress, [UInt8]) throws -> Void,
+    delete: @escaping @Sendable (SecretItemAddress) throws -> Void,
+    backup: @escaping @Sendable (SecretItemAddress, [UInt8], String) throws -> Void,
+    watch: @escaping @Sendable (SecretItemAddress, @escaping @Sendable () -> Void) throws -> SharedSubscription
+  ) {
+    self.read = read
+    self.write = write
+    self.delete = delete
+    self.backup = backup
+    self.watch = watch
+  }
+
+  /// The storage new keys use: the Secret Service on the session bus unless a test says otherwise.
+  @TaskLocal public static var current = SecretStorage.secretService(SecretClient())
+}
+
+/// An object whose only job is to be a distinct identity for one ``SecretStorage``.
+final class StoreIdentity: Sendable {}

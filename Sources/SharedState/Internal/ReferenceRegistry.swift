@@ -1,0 +1,114 @@
+import Synchronization
+
+/// A key whose storage keeps its reference alive (`.inMemory`): the reference is the
+/// stored value, so its `save` does nothing and is not called after each mutation.
+protocol ReferenceRetainingKey {
+  func retain(_ reference: any AnyObject & Sendable)
+}
+
+/// What makes two keys share a reference: the key's type and its `id`.
+struct ReferenceKey: Hashable, Sendable {
+  let keyType: ObjectIdentifier
+  let id: any Hashable & Sendable
+
+  static func == (lhs: Self, rhs: Self) -> Bool {
+    lhs.keyType == rhs.keyType && AnyHashable(lhs.id) == AnyHashable(rhs.id)
+  }
+
+  func hash(into hasher: inout Hasher) {
+    hasher.combine(keyType)
+    hasher.combine(AnyHashable(id))
+  }
+}
+
+/// The identity registry: one live reference per ``ReferenceKey``, held weakly.
+///
+/// The first handle creates the reference with its default; later handles get the same
+/// reference. When the last handle goes, the reference is released, its subscription is
+/// cancelled and its entry removed.
+final class ReferenceRegistry: Sendable {
+  static let shared = ReferenceRegistry()
+
+  private struct Entry {
+    weak var reference: AnyObject?
+  }
+
+  private let entries = Mutex<[ReferenceKey: Entry]>([:])
+
+  /// The live reference for `key`, creating and starting it with `initialValue` if none.
+  func reference<Key: SharedReaderKey>(
+    for key: Key, initialValue: () -> Key.Value
+  ) -> SharedReference<Key.Value> {
+    let registryKey = ReferenceKey(keyType: ObjectIdentifier(Key.self), id: key.id)
+    let (reference, created) = entries.withLock { entries in
+      if let existing = entries[registryKey]?.reference as? SharedReference<Key.Value> {
+        return (existing, false)
+      }
+      let created = Self.makeReference(key, initialValue: initialValue(), registryKey: registryKey)
+      entries[registryKey] = Entry(reference: created)
+      return (created, true)
+    }
+    if created { (key as? any ReferenceRetainingKey)?.retain(reference) }
+    reference.startIfNeeded()
+    return reference
+  }
+
+  /// The live reference for `key`, or one created from a value that must be stored.
+  func requiredReference<Key: SharedReaderKey>(for key: Key) async throws -> SharedReference<Key.Value> {
+    let registryKey = ReferenceKey(keyType: ObjectIdentifier(Key.self), id: key.id)
+    if let existing = entries.withLock({ $0[registryKey]?.reference as? SharedReference<Key.Value> }) {
+      existing.startIfNeeded()
+      return existing
+    }
+    let description = String(describing: key)
+    let loaded: Key.Value? = try await withCheckedThrowingContinuation { waiter in
+      key.load(
+        context: .userInitiated,
+        continuation: LoadContinuation(description) { waiter.resume(with: $0) })
+    }
+    guard let loaded else { throw SharedStateError.valueNotFound(description) }
+    let (reference, created) = entries.withLock { entries in
+      if let existing = entries[registryKey]?.reference as? SharedReference<Key.Value> {
+        return (existing, false)
+      }
+      let created = Self.makeReference(key, initialValue: loaded, registryKey: registryKey)
+      entries[registryKey] = Entry(reference: created)
+      return (created, true)
+    }
+    if created { (key as? any ReferenceRetainingKey)?.retain(reference) }
+    reference.startIfNeeded(skipLoad: created)
+    return reference
+  }
+
+  func removeIfReleased(_ registryKey: ReferenceKey) {
+    entries.withLock { entries in
+      if let entry = entries[registryKey], entry.reference == nil {
+        entries[registryKey] = nil
+      }
+    }
+  }
+
+  /// How many references are alive (for tests).
+  var liveCount: Int {
+    entries.withLock { $0.values.filter { $0.reference != nil }.count }
+  }
+
+  private static func makeReference<Key: SharedReaderKey>(
+    _ key: Key, initialValue: Key.Value, registryKey: ReferenceKey
+  ) -> SharedReference<Key.Value> {
+    var saver: SharedReference<Key.Value>.Saver?
+    if let writable = key as? any SharedKey<Key.Value>, !(key is any ReferenceRetainingKey) {
+      saver = { value, context, continuation in
+        writable.save(value, context: context, continuation: continuation)
+      }
+    }
+    return SharedReference(
+      initialValue: initialValue,
+      keyDescription: String(describing: key),
+      registryKey: registryKey,
+      loader: { context, continuation in key.load(context: context, continuation: continuation) },
+      saver: saver,
+      subscriber: { context, subscriber in key.subscribe(context: context, subscriber: subscriber) }
+    )
+  }
+}

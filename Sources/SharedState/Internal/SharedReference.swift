@@ -1,0 +1,339 @@
+import Observation
+import Synchronization
+
+/// What ``SharedReader`` holds: a readable, observable, reloadable value.
+protocol ReaderBox<Value>: AnyObject, Sendable {
+  associatedtype Value: Sendable
+  var value: Value { get }
+  var loadError: (any Error)? { get }
+  var isLoading: Bool { get }
+  func load() async throws
+  func values() -> AsyncStream<Value>
+}
+
+/// What ``Shared`` holds: a ``ReaderBox`` that can also be mutated and saved.
+protocol MutableBox<Value>: ReaderBox {
+  var saveError: (any Error)? { get }
+  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R
+  func save() async throws
+}
+
+/// The reference every handle of one stored value points to.
+///
+/// The value lives behind a `Mutex`; `withLock` runs the caller's body under it, then asks the
+/// key to save (`.didSet`) outside it. Observation goes through an `ObservationRegistrar`
+/// (`willSet` before the lock is taken, `didSet` after it is released, so observers may read
+/// the value) and through `AsyncStream`s fed under the lock, in mutation order.
+final class SharedReference<Value: Sendable>: MutableBox, Observable {
+  typealias Loader = @Sendable (LoadContext<Value>, LoadContinuation<Value>) -> Void
+  typealias Saver = @Sendable (Value, SaveContext, SaveContinuation) -> Void
+  typealias Subscriber = @Sendable (LoadContext<Value>, SharedSubscriber<Value>) -> SharedSubscription
+
+  private struct State {
+    var value: Value
+    var loadError: (any Error)?
+    var saveError: (any Error)?
+    var loadsInFlight = 0
+    var subscriberLoading = false
+    var version: UInt64 = 0
+    var streams: [UInt64: AsyncStream<Value>.Continuation] = [:]
+    var nextStreamID: UInt64 = 0
+  }
+
+  /// The default declared by the first handle; a load that finds nothing goes back to it.
+  let initialValue: Value
+  let keyDescription: String
+  let registryKey: ReferenceKey?
+  private let loader: Loader?
+  private let saver: Saver?
+  private let subscriber: Subscriber?
+  private let reportIssue: @Sendable (String) -> Void
+  private let state: Mutex<State>
+  /// The version last handed to the key's `save`; holding it keeps saves in mutation order.
+  private let savedVersion = Mutex<UInt64>(0)
+  private let started = Mutex(false)
+  private let subscription = Mutex<SharedSubscription?>(nil)
+  private let registrar = ObservationRegistrar()
+  // Instantiated once: a key path literal in a generic context is rebuilt on every evaluation.
+  private let valuePath: any KeyPath<SharedReference, Value> & Sendable = \.value
+  private let loadErrorPath: any KeyPath<SharedReference, (any Error)?> & Sendable = \.loadError
+  private let saveErrorPath: any KeyPath<SharedReference, (any Error)?> & Sendable = \.saveError
+  private let isLoadingPath: any KeyPath<SharedReference, Bool> & Sendable = \.isLoading
+
+  /// A reference with no key (`Shared(value:)`).
+  init(value: Value) {
+    initialValue = value
+    keyDescription = "Shared(value:)"
+    registryKey = nil
+    loader = nil
+    saver = nil
+    subscriber = nil
+    reportIssue = SharedEnvironment.current.reportIssue
+    state = Mutex(State(value: value))
+  }
+
+  init(
+    initialValue: Value, keyDescription: String, registryKey: ReferenceKey,
+    loader: @escaping Loader, saver: Saver?, subscriber: @escaping Subscriber
+  ) {
+    self.initialValue = initialValue
+    self.keyDescription = keyDescription
+    self.registryKey = registryKey
+    self.loader = loader
+    self.saver = saver
+    self.subscriber = subscriber
+    reportIssue = SharedEnvironment.current.reportIssue
+    state = Mutex(State(value: initialValue))
+  }
+
+  deinit {
+    subscription.withLock { $0 }?.cancel()
+    // Finished outside the lock: `finish()` runs termination handlers synchronously.
+    let streams = state.withLock { state in
+      defer { state.streams = [:] }
+      return Array(state.streams.values)
+    }
+    for continuation in streams { continuation.finish() }
+    if let registryKey { ReferenceRegistry.shared.removeIfReleased(registryKey) }
+  }
+
+  /// Subscribes to the key and runs the first load, once; other callers wait for it.
+  func startIfNeeded(skipLoad: Bool = false) {
+    started.withLock { started in
+      guard !started else { return }
+      started = true
+      guard let loader, let subscriber else { return }
+      let context = LoadContext.initialValue(initialValue)
+      let handle = subscriber(
+        context,
+        SharedSubscriber(
+          callback: { [weak self] result in self?.apply(result) },
+          onLoading: { [weak self] loading in self?.setSubscriberLoading(loading) }
+        ))
+      subscription.withLock { $0 = handle }
+      guard !skipLoad else { return }
+      beginLoad()
+      loader(
+        context,
+        LoadContinuation(keyDescription, reportIssue: reportIssue) { [weak self] result in
+          self?.endLoad(with: result)
+        })
+    }
+  }
+
+  // MARK: Reading
+
+  var value: Value {
+    registrar.access(self, keyPath: valuePath)
+    return state.withLock { $0.value }
+  }
+
+  var loadError: (any Error)? {
+    registrar.access(self, keyPath: loadErrorPath)
+    return state.withLock { $0.loadError }
+  }
+
+  var saveError: (any Error)? {
+    registrar.access(self, keyPath: saveErrorPath)
+    return state.withLock { $0.saveError }
+  }
+
+  var isLoading: Bool {
+    registrar.access(self, keyPath: isLoadingPath)
+    return state.withLock { $0.loadsInFlight > 0 || $0.subscriberLoading }
+  }
+
+  func values() -> AsyncStream<Value> {
+    AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+      let id = state.withLock { state in
+        state.nextStreamID += 1
+        state.streams[state.nextStreamID] = continuation
+        continuation.yield(state.value)
+        return state.nextStreamID
+      }
+      // Iterating keeps the reference alive; ending the iteration releases it.
+      continuation.onTermination = { _ in
+        _ = self.state.withLock { $0.streams.removeValue(forKey: id) }
+      }
+    }
+  }
+
+  // MARK: Mutating
+
+  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    registrar.willSet(self, keyPath: valuePath)
+    defer { registrar.didSet(self, keyPath: valuePath) }
+    let result: Result<R, E> = state.withLock { state in
+      defer {
+        // Even a body that throws may have changed the value in place.
+        state.version += 1
+        for continuation in state.streams.values { continuation.yield(state.value) }
+      }
+      do throws(E) {
+        return .success(try body(&state.value))
+      } catch {
+        return .failure(error)
+      }
+    }
+    saveAfterMutation()
+    return try result.get()
+  }
+
+  private func saveAfterMutation() {
+    guard let saver else { return }
+    savedVersion.withLock { savedVersion in
+      let (value, version) = state.withLock { ($0.value, $0.version) }
+      // A concurrent caller already handed a value at least this recent to the key.
+      guard version > savedVersion else { return }
+      savedVersion = version
+      saver(
+        value, .didSet,
+        SaveContinuation(keyDescription, reportIssue: reportIssue) { [weak self] result in
+          self?.endSave(with: result)
+        })
+    }
+  }
+
+  // MARK: Loading and saving
+
+  func load() async throws {
+    guard let loader else { return }
+    beginLoad()
+    let description = keyDescription
+    let reportIssue = reportIssue
+    try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+      loader(
+        .userInitiated,
+        LoadContinuation(description, reportIssue: reportIssue) { [weak self] result in
+          self?.endLoad(with: result)
+          waiter.resume(with: result.map { _ in () })
+        })
+    }
+  }
+
+  func save() async throws {
+    guard let saver else { return }
+    let description = keyDescription
+    let reportIssue = reportIssue
+    try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+      savedVersion.withLock { savedVersion in
+        let (value, version) = state.withLock { ($0.value, $0.version) }
+        savedVersion = max(savedVersion, version)
+        saver(
+          value, .userInitiated,
+          SaveContinuation(description, reportIssue: reportIssue) { [weak self] result in
+            self?.endSave(with: result)
+            waiter.resume(with: result)
+          })
+      }
+    }
+  }
+
+  private func beginLoad() {
+    registrar.willSet(self, keyPath: isLoadingPath)
+    state.withLock { $0.loadsInFlight += 1 }
+    registrar.didSet(self, keyPath: isLoadingPath)
+  }
+
+  private func endLoad(with result: Result<Value?, any Error>) {
+    registrar.willSet(self, keyPath: isLoadingPath)
+    state.withLock { $0.loadsInFlight -= 1 }
+    registrar.didSet(self, keyPath: isLoadingPath)
+    apply(result)
+  }
+
+  private func setSubscriberLoading(_ loading: Bool) {
+    registrar.willSet(self, keyPath: isLoadingPath)
+    state.withLock { $0.subscriberLoading = loading }
+    registrar.didSet(self, keyPath: isLoadingPath)
+  }
+
+  /// Absent → the declared default, no error; failure → error kept, value kept; success → the
+  /// value, error cleared.
+  private func apply(_ result: Result<Value?, any Error>) {
+    switch result {
+    case let .success(loaded):
+      let newValue = loaded ?? initialValue
+      registrar.willSet(self, keyPath: valuePath)
+      registrar.willSet(self, keyPath: loadErrorPath)
+      state.withLock { state in
+        state.value = newValue
+        state.loadError = nil
+        for continuation in state.streams.values { continuation.yield(newValue) }
+      }
+      registrar.didSet(self, keyPath: loadErrorPath)
+      registrar.didSet(self, keyPath: valuePath)
+    case let .failure(error):
+      registrar.willSet(self, keyPath: loadErrorPath)
+      state.withLock { $0.loadError = error }
+      registrar.didSet(self, keyPath: loadErrorPath)
+    }
+  }
+
+  private func endSave(with result: Result<Void, any Error>) {
+    let newError: (any Error)? = switch result {
+    case .success: nil
+    case let .failure(error): error
+    }
+    // Common case: success with no earlier error; skip the observers.
+    if newError == nil, state.withLock({ $0.saveError == nil }) { return }
+    registrar.willSet(self, keyPath: saveErrorPath)
+    state.withLock { $0.saveError = newError }
+    registrar.didSet(self, keyPath: saveErrorPath)
+  }
+}
+
+/// A handle on one member of another handle's value (`$user.name`).
+final class ProjectedBox<Root: Sendable, Value: Sendable>: MutableBox {
+  let root: any MutableBox<Root>
+  let keyPath: any WritableKeyPath<Root, Value> & Sendable
+
+  init(root: any MutableBox<Root>, keyPath: any WritableKeyPath<Root, Value> & Sendable) {
+    self.root = root
+    self.keyPath = keyPath
+  }
+
+  var value: Value { root.value[keyPath: keyPath] }
+  var loadError: (any Error)? { root.loadError }
+  var saveError: (any Error)? { root.saveError }
+  var isLoading: Bool { root.isLoading }
+  func load() async throws { try await root.load() }
+  func save() async throws { try await root.save() }
+  func values() -> AsyncStream<Value> { mapValues(root.values(), keyPath) }
+
+  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    let keyPath = keyPath
+    return try root.withLock { (rootValue: inout Root) throws(E) -> R in
+      try body(&rootValue[keyPath: keyPath])
+    }
+  }
+}
+
+/// A read-only handle on one member of another handle's value.
+final class ProjectedReaderBox<Root: Sendable, Value: Sendable>: ReaderBox {
+  let root: any ReaderBox<Root>
+  let keyPath: any KeyPath<Root, Value> & Sendable
+
+  init(root: any ReaderBox<Root>, keyPath: any KeyPath<Root, Value> & Sendable) {
+    self.root = root
+    self.keyPath = keyPath
+  }
+
+  var value: Value { root.value[keyPath: keyPath] }
+  var loadError: (any Error)? { root.loadError }
+  var isLoading: Bool { root.isLoading }
+  func load() async throws { try await root.load() }
+  func values() -> AsyncStream<Value> { mapValues(root.values(), keyPath) }
+}
+
+private func mapValues<Root: Sendable, Value: Sendable>(
+  _ stream: AsyncStream<Root>, _ keyPath: any KeyPath<Root, Value> & Sendable
+) -> AsyncStream<Value> {
+  AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+    let task = Task {
+      for await value in stream { continuation.yield(value[keyPath: keyPath]) }
+      continuation.finish()
+    }
+    continuation.onTermination = { _ in task.cancel() }
+  }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// The one place where every batching key registers the writes it still owes, so they are
+/// flushed before the process ends.
+///
+/// ``WriteBatcher`` registers itself; any other key that defers writes registers a flush
+/// closure with ``register(_:)`` and keeps the returned ``Registration``.
+///
+/// Flushing happens:
+/// - when the host calls ``flushAll()`` (for example before `exit(_:)` from a daemon's
+///   shutdown path);
+/// - at normal exit, from an `atexit(3)` hook;
+/// - on SIGTERM and SIGINT. The signal handler only writes one byte to a pipe; a dedicated
+///   thread does the flushing, then hands the signal to the disposition the host had before
+///   (its handler, or the default action that ends the process), by restoring it and raising
+///   the signal again. A signal the host ignores (`SIG_IGN`) is left alone.
+///
+/// Handlers are installed on the first ``register(_:)`` unless the host opted out with
+/// ``installsExitHandlersAutomatically`` set to `false` before that; the host can also call
+/// ``installExitHandlers()`` itself, or ``uninstallExitHandlers()`` to put its own dispositions
+/// back and turn the exit hook off.
+///
+/// ```swift
+/// let registration = PendingWrites.register { try? myBatcher.flush() }
+/// // … on shutdown, explicitly:
+/// PendingWrites.flushAll()
+/// ```
+public enum PendingWrites {
+  /// Keeps a flush closure registered; cancelled (unregistered) on ``cancel()`` or release.
+  public final class Registration: Sendable {
+    let id: UInt64
+
+    init(id: UInt64) { self.id = id }
+
+    deinit { cancel() }
+
+    /// Unregisters the flush closure. Later calls do nothing.
+    public func cancel() {
+      _ = registry.withLock { $0.flushes.removeValue(forKey: id) }
+    }
+  }
+
+  /// The signals handled by ``installExitHandlers()``.
+  public static let handledSignals: [Int32] = [SIGTERM, SIGINT]
+
+  /// Registers a closure that writes whatever its owner still has pending.
+  ///
+  /// The closure may run on any thread: from ``flushAll()``, the exit hook or the signal
+  /// thread. It must be synchronous and must not call ``flushAll()``.
+  ///
+  /// - Parameter flush: Writes pending values now.
+  /// - Returns: Keep it: releasing it unregisters the closure.
+  public static func register(_ flush: @escaping @Sendable () -> Void) -> Registration {
+    let (id, install) = registry.withLock { state in
+      state.nextID += 1
+      state.flushes[state.nextID] = flush
+      return (state.nextID, state.automatic && !state.installed)
+    }
+    if install { installExitHandlers() }
+    return Registration(id: id)
+  }
+
+  /// Runs every registered flush closure now, on the calling thread.
+  public static func flushAll() {
+    let flushes = registry.withLock { state in
+      state.flushes.sorted { $0.key < $1.key }.map(\.value)
+    }
+    for flush in flushes { flush() }
+  }
+
+  /// Whether the first ``register(_:)`` installs the exit hook and signal handlers (default
+  /// `true`). Set it to `false` before any key batches to opt out.
+  public static var installsExitHandlersAutomatically: Bool {
+    get { registry.withLock { $0.automatic } }
+    set { registry.withLock { $0.automatic = newValue } }
+  }
+
+  /// Whether the exit hook and signal handlers are installed.
+  public static var exitHandlersInstalled: Bool { registry.withLock { $0.installed } }
+
+  /// Installs the `atexit(3)` hook and the SIGTERM/SIGINT handlers. Idempotent.
+  ///
+  /// The previous disposition of each signal is saved; after flushing, the signal is handed
+  /// to it. Signals whose disposition is `SIG_IGN` are not touched.
+  public static func installExitHandlers() {
+    let needsHook = registry.withLock { state -> Bool in
+      guard !state.installed else { return false }
+      state.installed = true
+      state.exitHookEnabled = true
+      defer { state.exitHookRegistered = true }
+      return !state.exitHookRegistered
+    }
+    if needsHook { Syscalls.registerAtExit { PendingWrites.flushAtExit() } }
+    SignalRelay.install(handledSignals)
+  }
+
+  /// Restores the signal dispositions saved by ``installExitHandlers()`` and disables the exit
+  /// hook (the hook itself cannot be removed from `atexit(3)`; it then does nothing).
+  public static func uninstallExitHandlers() {
+    registry.withLock { state in
+      state.installed = false
+      state.exitHookEnabled = false
+    }
+    SignalRelay.uninstall()
+  }
+
+  static func flushAtExit() {
+    guard registry.withLock({ $0.exitHookEnabled }) else { return }
+    flushAll()
+  }
+
+  struct State {
+    var nextID: UInt64 = 0
+    var flushes: [UInt64: @Sendable () -> Void] = [:]
+    var automatic = true
+    var installed = false
+    var exitHookEnabled = false
+    var exitHookRegistered = false
+  }
+
+  static let registry = Mutex(State())
+}
+
+/// Turns SIGTERM/SIGINT into flushes on a normal thread, then chains to the host's
+/// disposition.
+enum SignalRelay {
+  private struct State {
+    var pipe: (read: Int32, write: Int32)?
+    var previous: [Int32: sigaction] = [:]
+  }
+
+  private static let state = Mutex(State())
+
+  static func install(_ signals: [Int32]) {
+    state.withLock { state in
+      if state.pipe == nil {
+        guard let pipe = Syscalls.makePipe() else {
+          SharedEnvironment.printIssue(
+            "PendingWrites could not create its signal pipe; pending writes are flushed at exit only.")
+          return
+        }
+        state.pipe = pipe
+        Syscalls.signalRelayDescriptor.store(pipe.write, ordering: .releasing)
+        let thread = Thread { relayLoop(readDescriptor: pipe.read) }
+        thread.name = "SharedState.PendingWrites"
+        thread.start()
+      }
+      for signal in signals where state.previous[signal] == nil {
+        let current = Syscalls.currentAction(signal)
+        if Syscalls.isIgnored(current) { continue }
+        if let previous = Syscalls.install(Syscalls.relayHandler, for: signal) {
+          state.previous[signal] = previous
+        }
+      }
+    }
+  }
+
+  static func uninstall() {
+    state.withLock { state in
+      for (signal, previous) in state.previous { Syscalls.restore(previous, for: signal) }
+      state.previous = [:]
+    }
+  }
+
+  private static func relayLoop(readDescriptor: Int32) {
+    Syscalls.unblock(PendingWrites.handledSignals)
+    while let byte = Syscalls.readByte(readDescriptor) {
+      let signal = Int32(byte)
+      PendingWrites.flushAll()
+      // Hand the signal to what the host had: its handler runs, or the default action ends
+      // the process here. If the process survives, catch the next one again.
+      guard let previous = state.withLock({ $0.previous[signal] }) else { continue }
+      Syscalls.restore(previous, for: signal)
+      Syscalls.raiseSignal(signal)
+      state.withLock { state in
+        if state.previous[signal] != nil {
+          _ = Syscalls.install(Syscalls.relayHandler, for: signal)
+        }
+      }
+    }
+  }
+}

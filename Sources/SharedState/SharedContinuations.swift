@@ -1,0 +1,70 @@
+/// The one-shot callback a ``SharedReaderKey`` resumes when a load finishes.
+///
+/// Resume it exactly once. Resuming twice, or dropping it without resuming, is a programming
+/// error: it is reported through ``SharedEnvironment/reportIssue`` (a runtime warning on
+/// standard error by default), never a crash. A continuation dropped unresumed ends the load
+/// with ``SharedStateError/continuationNeverResumed(_:)``, so `try await $x.load()` does not hang.
+///
+/// ```swift
+/// func load(context: LoadContext<Token?>, continuation: LoadContinuation<Token?>) {
+///   do {
+///     guard let bytes = try store.read() else { return continuation.resumeReturningInitialValue() }
+///     continuation.resume(returning: try JSONDecoder().decode(Token?.self, from: bytes))
+///   } catch {
+///     continuation.resume(throwing: error)
+///   }
+/// }
+/// ```
+public struct LoadContinuation<Value: Sendable>: Sendable {
+  let box: ContinuationBox<Value?>
+
+  init(
+    _ description: String,
+    reportIssue: @escaping @Sendable (String) -> Void = SharedEnvironment.current.reportIssue,
+    callback: @escaping @Sendable (Result<Value?, any Error>) -> Void
+  ) {
+    box = ContinuationBox(
+      kind: "LoadContinuation", description: description, reportIssue: reportIssue,
+      callback: callback)
+  }
+
+  /// Ends the load with a value.
+  public func resume(returning value: Value) { box.resume(.success(value)) }
+
+  /// Ends the load with an error; the shared value is kept and the error becomes `loadError`.
+  public func resume(throwing error: any Error) { box.resume(.failure(error)) }
+
+  /// Ends the load with a result: `.success(nil)` means nothing is stored (the declared
+  /// default is used, no error).
+  public func resume(with result: Result<Value?, any Error>) { box.resume(result) }
+
+  /// Ends the load saying nothing is stored: the value becomes the declared default.
+  public func resumeReturningInitialValue() { box.resume(.success(nil)) }
+}
+
+/// The one-shot callback a ``SharedKey`` resumes when a save finishes.
+///
+/// Same rules as ``LoadContinuation``: exactly once; a second resume or a dropped continuation
+/// is reported, never a crash or a hang.
+public struct SaveContinuation: Sendable {
+  let box: ContinuationBox<Void>
+
+  init(
+    _ description: String,
+    reportIssue: @escaping @Sendable (String) -> Void = SharedEnvironment.current.reportIssue,
+    callback: @escaping @Sendable (Result<Void, any Error>) -> Void
+  ) {
+    box = ContinuationBox(
+      kind: "SaveContinuation", description: description, reportIssue: reportIssue,
+      callback: callback)
+  }
+
+  /// Ends the save successfully.
+  public func resume() { box.resume(.success(())) }
+
+  /// Ends the save with an error; it becomes `saveError`.
+  public func resume(throwing error: any Error) { box.resume(.failure(error)) }
+
+  /// Ends the save with a result.
+  public func resume(with result: Result<Void, any Error>) { box.resume(result) }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Secrets
+import SecretTestSupport
+import Testing
+
+@Suite("SecretKey: loading")
+struct SecretKeyLoadTests {
+  @Test(arguments: Provider.all)
+  func anAbsentItemGivesTheDefaultAndNoError(provider: Provider) async throws {
+    try await withSecretKeys(provider) { _, _ in
+      @Shared(.secret(service: "load", account: "absent")) var token: Token? = nil
+      #expect(token == nil)
+      #expect($token.loadError == nil)
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func anExistingItemIsDecoded(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, _ in
+      try instance.store("load", "present", #"{"value":"abc","expires":7}"#)
+      @Shared(.secret(service: "load", account: "present")) var token: Token? = nil
+      #expect(token == Token(value: "abc", expires: 7))
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func invalidJSONIsAnErrorThatNamesTheItemAndSurvivesInABackup(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, _ in
+      try instance.store("corrupt", "a", "not json at all")
+      @Shared(.secret(service: "corrupt", account: "a")) var token: Token? = nil
+      #expect(token == nil)
+      let error = try #require($token.loadError as? SecretKeyError)
+      #expect(String(describing: error).contains("service corrupt, account a"))
+
+      $token.withLock { $0 = Token(value: "new", expires: 1) }
+      try await $token.save()
+      let items = try await instance.client().search(["service": "corrupt"], includeSecrets: true)
+      let backup = try #require(items.first { $0.attributes["backup"] != nil })
+      #expect(backup.secret?.text == "not json at all")
+      #expect(try instance.lookup("corrupt", "a") == #"{"expires":1,"value":"new"}"# || token == Token(value: "new", expires: 1))
+      #expect(items.count == 2)
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func twoDeclarationsOfTheSameSecretShareOneValue(provider: Provider) async throws {
+    try await withSecretKeys(provider) { _, _ in
+      @Shared(.secret(service: "shared", account: "a")) var first: Token? = nil
+      @Shared(.secret(service: "shared", account: "a", batchWindow: .seconds(5))) var second: Token? = nil
+      $first.withLock { $0 = Token(value: "one", expires: 1) }
+      #expect(second == Token(value: "one", expires: 1))
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func aProviderThatVanishesGivesErrorsAndTheKeyRecoversWhenItReturns(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, _ in
+      @Shared(.secret(service: "vanish", account: "a")) var token: Token? = nil
+      instance.stopProvider()
+      await #expect(throws: SecretError.serviceUnavailable(busName: instance.busName)) { try await $token.load() }
+      #expect($token.loadError != nil)
+      try instance.startProvider()
+      try await $token.load()
+      #expect($token.loadError == nil)
+      $token.withLock { $0 = Token(value: "back", expires: 2) }
+      try await $token.save()
+      #expect(try instance.lookup("vanish", "a") != nil)
+    }
+  }
+}

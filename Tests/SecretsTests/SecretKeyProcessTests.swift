@@ -1,0 +1,60 @@
+import Foundation
+import Secrets
+import SecretTestSupport
+import Testing
+
+@Suite("SecretKey: whole processes")
+struct SecretKeyProcessTests {
+  @Test(arguments: Provider.all)
+  func sigtermInsideAnOpenWindowStillWrites(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let output = instance.bus.directory.appending(path: "child-stdout")
+      let stdout = open(output.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+      let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+      defer { [stdout, null].forEach { close($0) } }
+      let child = try ChildProcess(
+        try builtExecutable("secrets-child"), ["sigterm", "a", "written at exit"], environment: instance.environment,
+        stdin: null, stdout: stdout, stderr: null)
+      defer { child.signal(SIGKILL) }
+      try await eventually("the child's pending mutation") {
+        (try? String(contentsOf: output, encoding: .utf8)) == "pending\n"
+      }
+      #expect(try instance.run("secret-tool", ["lookup", "service", "sigterm", "account", "a"]).status == 1)
+      child.signal(SIGTERM)
+      #expect(child.wait() == 128 + SIGTERM, "the signal is handed back to its default action after the flush")
+      let lookup = try instance.run("secret-tool", ["lookup", "service", "sigterm", "account", "a"])
+      #expect(lookup.stdoutText == #""written at exit""#)
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func theLoginExampleRunsAsTheReadmeSays(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let example = try builtExecutable("login-example").path
+      #expect(try instance.run(example, ["status"]).stdoutText == "not logged in (last user: none, 0 logins)\n")
+      #expect(try instance.run(example, ["login", "alice"]).stdoutText == "logged in as alice for an hour\n")
+      #expect(try instance.run(example, ["status"]).stdoutText == "logged in as alice\n")
+      let stored = try instance.run("secret-tool", ["lookup", "service", "com.example.login", "account", "session"])
+      #expect(stored.stdoutText.contains(#""user":"alice""#))
+      #expect(try instance.run(example, ["logout"]).stdoutText == "logged out\n")
+      #expect(try instance.run(example, ["status"]).stdoutText == "not logged in (last user: alice, 1 logins)\n")
+    }
+  }
+}
+
+@Suite("The README's SharedState example")
+struct SharedStateExampleTests {
+  @Test func settingsSurviveTheProcessAndInMemoryValuesDoNot() throws {
+    let folder = URL(filePath: NSTemporaryDirectory()).appending(path: "shared-state-example-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let example = try builtExecutable("shared-state-example").path
+    let environment = ["PATH": "/usr/bin:/bin", "HOME": folder.path]
+    let first = try runProcess(example, [folder.path], environment: environment, in: folder)
+    let second = try runProcess(example, [folder.path], environment: environment, in: folder)
+    #expect(first.stdoutText == "launch 1, theme light, 1 request this run\n")
+    #expect(second.stdoutText == "launch 2, theme light, 1 request this run\n")
+    let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appending(path: "settings.json"))) as? [String: Any]
+    #expect(saved?["launches"] as? Int == 2)
+  }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Secrets
+import SecretTestSupport
+import Testing
+
+@Suite("SecretKey: saving")
+struct SecretKeySaveTests {
+  @Test(arguments: Provider.all)
+  func tenThousandMutationsInOneWindowMakeOneWriteOnTheBus(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, clock in
+      let calls = try await CallCounter(instance, members: ["CreateItem", "SetSecret"])
+      @Shared(.secret(service: "batch", account: "a")) var counter: Int = 0
+      for _ in 0..<10_000 { $counter.withLock { $0 += 1 } }
+      #expect(try instance.lookup("batch", "a") == nil)
+      clock.advance(by: .seconds(1))
+      try await eventually("the batched write") { try instance.lookup("batch", "a") == "10000" }
+      #expect(try await calls.count("CreateItem") + calls.count("SetSecret") == 1)
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func anExplicitSaveIsReadableBySecretToolWhenItReturns(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, _ in
+      @Shared(.secret(service: "now", account: "a")) var token: Token? = nil
+      $token.withLock { $0 = Token(value: "x", expires: 3) }
+      try await $token.save()
+      let stored = try #require(try instance.lookup("now", "a"))
+      #expect(try JSONDecoder().decode(Token.self, from: Data(stored.utf8)) == Token(value: "x", expires: 3))
+      let item = try #require(try await instance.client().search(["service": "now"]).first)
+      #expect(item.label == "now (a)")
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func writingNilDeletesTheItem(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, _ in
+      @Shared(.secret(service: "nil", account: "a")) var token: Token? = nil
+      $token.withLock { $0 = Token(value: "x", expires: 3) }
+      try await $token.save()
+      #expect(try instance.lookup("nil", "a") != nil)
+      $token.withLock { $0 = nil }
+      try await $token.save()
+      #expect(try instance.lookup("nil", "a") == nil)
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func aFailedBatchedWriteIsTriedOnceMoreThenReported(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, clock in
+      @Shared(.secret(service: "retry", account: "a")) var value: Int = 0
+      instance.stopProvider()
+      $value.withLock { $0 = 1 }
+      clock.advance(by: .seconds(1))
+      #expect($value.saveError == nil, "the first failure is retried, not reported")
+      clock.advance(by: .seconds(1))
+      try await eventually("saveError after the retry") { [shared = $value] in shared.saveError != nil }
+      #expect(value == 1, "the value is never rolled back")
+
+      try instance.startProvider()
+      $value.withLock { $0 = 2 }
+      clock.advance(by: .seconds(1))
+      try await eventually("the write after the provider came back") { try instance.lookup("retry", "a") == "2" }
+      try await eventually("saveError cleared") { [shared = $value] in shared.saveError == nil }
+    }
+  }
+
+  @Test(arguments: Provider.all)
+  func theLastHandleGoingAwayFlushesThePendingWrite(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, _ in
+      do {
+        @Shared(.secret(service: "flush", account: "a")) var value: Int = 0
+        $value.withLock { $0 = 42 }
+      }
+      try await eventually("the flush") { try instance.lookup("flush", "a") == "42" }
+    }
+  }
+}

@@ -1,0 +1,86 @@
+// A helper process for SharedStateTests: it uses a `.fileStorage` key on the real file system
+// and reports on standard output, so the tests can signal it, let it exit, or race it.
+//
+//   SharedStateChild window PATH VALUE        mutate (60 s window), print "ready", wait for a signal
+//   SharedStateChild host-handler PATH VALUE  same, with a host SIGTERM handler that exits 42
+//   SharedStateChild opt-out PATH VALUE       same, after opting out of exit handling
+//   SharedStateChild exit PATH VALUE          mutate (60 s window), then exit(0)
+//   SharedStateChild await PATH VALUE         print "ready CURRENT", wait until VALUE, print "seen VALUE"
+//   SharedStateChild set PATH VALUE           print "loaded CURRENT", save VALUE now, exit
+import Foundation
+import Glibc
+import SharedState
+
+func say(_ line: String) {
+  FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+// A child spawned from a dispatch worker thread inherits its blocked signals; start clean,
+// as a service started by systemd or a shell would.
+var nothingBlocked = sigset_t()
+sigemptyset(&nothingBlocked)
+pthread_sigmask(SIG_SETMASK, &nothingBlocked, nil)
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4, let target = Int(arguments[3]) else {
+  say("usage: SharedStateChild window|host-handler|opt-out|exit|await|set PATH VALUE")
+  exit(2)
+}
+let url = URL(filePath: arguments[2])
+
+switch arguments[1] {
+case "window", "host-handler", "opt-out":
+  if arguments[1] == "host-handler" {
+    // The host's own handler, installed before the library's: it must still run.
+    signal(SIGTERM) { _ in _exit(42) }
+  }
+  if arguments[1] == "opt-out" {
+    PendingWrites.installsExitHandlersAutomatically = false
+  }
+  let shared = Shared(wrappedValue: 0, .fileStorage(url, writeWindow: .seconds(60)))
+  shared.withLock { $0 = target }
+  say("ready")
+  while true { sleep(60) }
+
+case "exit":
+  let shared = Shared(wrappedValue: 0, .fileStorage(url, writeWindow: .seconds(60)))
+  shared.withLock { $0 = target }
+  exit(0)
+
+case "await":
+  let shared = Shared(wrappedValue: 0, .fileStorage(url))
+  say("ready \(shared.wrappedValue)")
+  let deadline = Date().addingTimeInterval(20)
+  let done = DispatchSemaphore(value: 0)
+  // Detached: top-level code runs on the main actor, whose thread waits below.
+  Task.detached {
+    for await value in shared.values where value == target {
+      say("seen \(value)")
+      exit(0)
+    }
+  }
+  _ = done.wait(timeout: .now() + deadline.timeIntervalSinceNow)
+  say("timeout at \(shared.wrappedValue)")
+  exit(3)
+
+case "set":
+  let shared = Shared(wrappedValue: 0, .fileStorage(url))
+  say("loaded \(shared.wrappedValue)")
+  shared.withLock { $0 = target }
+  let done = DispatchSemaphore(value: 0)
+  // Detached: top-level code runs on the main actor, whose thread waits below.
+  Task.detached {
+    do {
+      try await shared.save()
+      exit(0)
+    } catch {
+      say("error \(error)")
+      exit(4)
+    }
+  }
+  done.wait()
+
+default:
+  say("unknown mode \(arguments[1])")
+  exit(2)
+}

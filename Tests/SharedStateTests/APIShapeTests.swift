@@ -1,0 +1,112 @@
+// Compile-only: the public API has the shape the design promises. Nothing here runs.
+import Foundation
+import Observation
+import SharedState
+
+private struct Token: Codable, Sendable, Equatable {
+  var value: String
+}
+
+extension SharedKey where Self == FileStorageKey<[String]>.Default {
+  fileprivate static var shapeNotes: Self {
+    Self[.fileStorage(URL(filePath: "/tmp/shape-notes.json")), default: []]
+  }
+}
+
+extension SharedKey where Self == InMemoryKey<Token?>.Default {
+  fileprivate static var shapeToken: Self { Self[.inMemory("token"), default: nil] }
+}
+
+private struct ShapeKey: SharedKey {
+  var id: String { "shape" }
+  func load(context: LoadContext<Int>, continuation: LoadContinuation<Int>) {
+    _ = context.initialValue
+    continuation.resume(returning: 1)
+    continuation.resume(throwing: CancellationError())
+    continuation.resume(with: .success(nil))
+    continuation.resumeReturningInitialValue()
+  }
+  func subscribe(context: LoadContext<Int>, subscriber: SharedSubscriber<Int>) -> SharedSubscription {
+    subscriber.yield(1)
+    subscriber.yield(throwing: CancellationError())
+    subscriber.yield(with: .success(nil))
+    subscriber.yieldReturningInitialValue()
+    subscriber.yieldLoading()
+    subscriber.yieldLoading(false)
+    return SharedSubscription {}
+  }
+  func save(_ value: Int, context: SaveContext, continuation: SaveContinuation) {
+    switch context {
+    case .didSet: continuation.resume()
+    case .userInitiated: continuation.resume(throwing: CancellationError())
+    }
+    continuation.resume(with: .success(()))
+  }
+}
+
+private struct ShapeReaderKey: SharedReaderKey {
+  var id: String { "reader" }
+  func load(context: LoadContext<String>, continuation: LoadContinuation<String>) {}
+  func subscribe(context: LoadContext<String>, subscriber: SharedSubscriber<String>) -> SharedSubscription {
+    SharedSubscription {}
+  }
+}
+
+private struct Model {
+  @Shared(.shapeNotes) var notes
+  @Shared(.shapeToken) var token
+  @Shared(.inMemory("count")) var count = 0
+  @Shared var injected: Int
+  @SharedReader(.shapeNotes) var readNotes
+  @SharedReader(ShapeReaderKey()) var external = ""
+  @SharedReader var readOnly: Int
+
+  init(count: Shared<Int>) {
+    _injected = count
+    _readOnly = SharedReader(count)
+  }
+
+  func use() async throws {
+    $notes.withLock { $0.append("x") }
+    let _: Int = $count.withLock { $0 += 1; return $0 }
+    try await $notes.save()
+    try await $notes.load()
+    _ = ($notes.loadError, $notes.saveError, $notes.isLoading)
+    for await _ in $count.values { break }
+    let _: Shared<Int> = $injected
+    let _: SharedReader<Int> = $readOnly
+    try await $readOnly.load()
+    _ = ($readOnly.loadError, $readOnly.isLoading, $readOnly.values)
+    let _: Shared<Int> = try await Shared(require: ShapeKey())
+    let _: SharedReader<String> = try await SharedReader(require: ShapeReaderKey())
+    let _ = Shared(value: Token(value: "t")).value
+    let _ = Shared(projectedValue: $count)
+    _ = withObservationTracking({ count }, onChange: {})
+  }
+}
+
+private func environmentShape() {
+  let files = InMemoryFileSystem()
+  let clock = TestWriteClock()
+  let environment = SharedEnvironment.test(fileSystem: files, clock: clock)
+  environment.withValue { _ = Shared(wrappedValue: 0, .inMemory("x")) }
+  _ = SharedEnvironment(
+    inMemoryStorage: InMemoryStorage(), fileStorage: .fileSystem, writeClock: .live)
+  let _: WriteClock = WriteClock { _, _ in SharedSubscription {} }
+  clock.advance(by: .seconds(1))
+}
+
+private func flushShape() throws {
+  let registration: PendingWrites.Registration = PendingWrites.register {}
+  registration.cancel()
+  PendingWrites.flushAll()
+  PendingWrites.installsExitHandlersAutomatically = false
+  PendingWrites.installExitHandlers()
+  PendingWrites.uninstallExitHandlers()
+  let batcher = WriteBatcher<Data>(window: .seconds(1), clock: .live, flushesAtExit: true) { _ in }
+  batcher.schedule(Data()) { (_: Result<Void, any Error>) in }
+  try batcher.writeNow(Data())
+  try batcher.flush()
+  batcher.cancelPendingWrite()
+  _ = batcher.hasPendingWrite
+}

@@ -1,0 +1,190 @@
+import Foundation
+import SharedState
+import Observation
+import Testing
+
+struct Note: Codable, Equatable, Sendable {
+  var title: String
+}
+
+@Suite(".fileStorage on the in-memory file system")
+struct FileStorageKeyTests {
+  let files = InMemoryFileSystem()
+  let clock = TestWriteClock()
+  let log = IssueLog()
+  var environment: SharedEnvironment { testEnvironment(files: files, clock: clock, log: log) }
+  let path = "/home/test/notes.json"
+  var url: URL { URL(filePath: path) }
+
+  @Test func readsJSONAndWritesNothingBeforeTheFirstMutation() throws {
+    files.setContents(Data(#"[{"title":"a"}]"#.utf8), atPath: path)
+    environment.withValue {
+      @Shared(.fileStorage(url)) var notes: [Note] = []
+      #expect(notes == [Note(title: "a")])
+      clock.advance(by: .seconds(10))
+      #expect(files.writeCount(atPath: path) == 0)
+    }
+  }
+
+  @Test func absentFileGivesTheDefaultAndStaysAbsent() throws {
+    environment.withValue {
+      @Shared(.fileStorage(url)) var notes: [Note] = [Note(title: "default")]
+      #expect(notes == [Note(title: "default")])
+      #expect($notes.loadError == nil)
+      clock.advance(by: .seconds(10))
+      #expect(files.contents(atPath: path) == nil)
+    }
+  }
+
+  @Test func thousandMutationsInOneWindowGiveOneWriteOfTheLastValue() throws {
+    environment.withValue {
+      @Shared(.fileStorage(url)) var count = 0
+      for _ in 0..<1_000 { $count.withLock { $0 += 1 } }
+      #expect(files.writeCount(atPath: path) == 0)
+      clock.advance(by: .milliseconds(999))
+      #expect(files.writeCount(atPath: path) == 0)
+      clock.advance(by: .milliseconds(1))
+      #expect(files.writeCount(atPath: path) == 1)
+      #expect(files.contents(atPath: path) == Data("1000".utf8))
+      clock.advance(by: .seconds(5))
+      #expect(files.writeCount(atPath: path) == 1)
+    }
+  }
+
+  @Test func windowIsConfigurable() throws {
+    environment.withValue {
+      @Shared(.fileStorage(url, writeWindow: .seconds(5))) var count = 0
+      $count.withLock { $0 = 1 }
+      clock.advance(by: .seconds(4))
+      #expect(files.writeCount(atPath: path) == 0)
+      clock.advance(by: .seconds(1))
+      #expect(files.writeCount(atPath: path) == 1)
+    }
+  }
+
+  @Test func userInitiatedSaveIsWrittenBeforeItReturns() async throws {
+    try await environment.withValue {
+      @Shared(.fileStorage(url)) var count = 0
+      $count.withLock { $0 = 7 }
+      try await $count.save()
+      #expect(files.contents(atPath: path) == Data("7".utf8))
+      #expect(files.writeCount(atPath: path) == 1)
+      // The pending window was cancelled by the save.
+      clock.advance(by: .seconds(2))
+      #expect(files.writeCount(atPath: path) == 1)
+    }
+  }
+
+  @Test func corruptFileIsReportedKeptThenBackedUpBeforeTheFirstWrite() throws {
+    let garbage = Data("{ not json".utf8)
+    files.setContents(garbage, atPath: path)
+    try environment.withValue {
+      @Shared(.fileStorage(url)) var notes: [Note] = []
+      #expect(notes == [])
+      let error = try #require($notes.loadError as? FileStorageError)
+      #expect("\(error)".contains(path))
+      #expect("\(error)".contains("corrupt"))
+      clock.advance(by: .seconds(5))
+      #expect(files.contents(atPath: path) == garbage)
+
+      $notes.withLock { $0.append(Note(title: "new")) }
+      clock.advance(by: .seconds(1))
+      let written = try #require(files.contents(atPath: path))
+      #expect(try JSONDecoder().decode([Note].self, from: written) == [Note(title: "new")])
+      let backups = files.paths.filter { $0.hasPrefix(path + ".corrupt-") }
+      #expect(backups.count == 1)
+      #expect(backups.first.flatMap(files.contents(atPath:)) == garbage)
+    }
+  }
+
+  @Test func externalEditReachesTheValue() throws {
+    environment.withValue {
+      @Shared(.fileStorage(url)) var count = 0
+      files.setContents(Data("41".utf8), atPath: path)
+      #expect(count == 41)
+      files.setContents(Data("oops".utf8), atPath: path)
+      #expect(count == 41)
+      #expect($count.loadError != nil)
+      files.setContents(Data("42".utf8), atPath: path)
+      #expect(count == 42)
+      #expect($count.loadError == nil)
+      files.setContents(nil, atPath: path)
+      #expect(count == 0)
+    }
+  }
+
+  @Test func ownWritesDoNotEchoBack() async throws {
+    try await environment.withValue {
+      @Shared(.fileStorage(url)) var count = 0
+      $count.withLock { $0 = 1 }
+      let changes = CountBox()
+      withObservationTracking {
+        _ = count
+      } onChange: {
+        changes.increment()
+      }
+      try await $count.save()
+      clock.advance(by: .seconds(2))
+      #expect(changes.value == 0)
+      #expect(count == 1)
+    }
+  }
+
+  @Test func externalEditDropsAPendingOlderWrite() throws {
+    environment.withValue {
+      @Shared(.fileStorage(url)) var count = 0
+      $count.withLock { $0 = 1 }
+      files.setContents(Data("5".utf8), atPath: path)
+      clock.advance(by: .seconds(1))
+      #expect(count == 5)
+      #expect(files.contents(atPath: path) == Data("5".utf8))
+      #expect($count.saveError == nil)
+    }
+  }
+
+  @Test func reloadTakesTheFileAndDropsTheOlderPendingChange() async throws {
+    files.setContents(Data("1".utf8), atPath: path)
+    try await environment.withValue {
+      @Shared(.fileStorage(url)) var count = 0
+      $count.withLock { $0 = 2 }
+      try await $count.load()
+      #expect(count == 1)
+      clock.advance(by: .seconds(1))
+      #expect(files.contents(atPath: path) == Data("1".utf8))
+      #expect(files.writeCount(atPath: path) == 0)
+    }
+  }
+
+  @Test func lastHandleGoneFlushesThePendingWrite() throws {
+    environment.withValue {
+      do {
+        @Shared(.fileStorage(url)) var count = 0
+        $count.withLock { $0 = 3 }
+      }
+      #expect(files.contents(atPath: path) == Data("3".utf8))
+    }
+  }
+
+  @Test func customCoding() throws {
+    environment.withValue {
+      let text = Shared(
+        wrappedValue: "hello",
+        .fileStorage(
+          url,
+          decode: { @Sendable in String(decoding: $0, as: UTF8.self) },
+          encode: { @Sendable in Data($0.utf8) }))
+      text.withLock { $0 = "bye" }
+      clock.advance(by: .seconds(1))
+      #expect(files.contents(atPath: path) == Data("bye".utf8))
+    }
+  }
+
+  @Test func sameFileSameReferenceRegardlessOfCoders() throws {
+    environment.withValue {
+      let a = Shared(wrappedValue: 1, .fileStorage(url))
+      let b = Shared(wrappedValue: 2, .fileStorage(url, writeWindow: .seconds(9)))
+      #expect(b.wrappedValue == 1)
+      _ = a
+    }
+  }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Glibc
+import SharedState
+import Testing
+
+@Suite(".fileStorage on the real file system")
+struct FileStorageLiveTests {
+  @Test func atomicWriteKeepsPermissionsAndLeavesNoTemporaryFile() async throws {
+    let folder = try TemporaryFolder()
+    defer { folder.remove() }
+    let url = folder.file("settings.json")
+    try Data("1".utf8).write(to: url)
+    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+    let clock = TestWriteClock()
+    try await fileSystemEnvironment(clock: clock).withValue {
+      @Shared(.fileStorage(url)) var value = 0
+      #expect(value == 1)
+      $value.withLock { $0 = 2 }
+      try await $value.save()
+      #expect(try Data(contentsOf: url) == Data("2".utf8))
+      let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+      #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+      #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["settings.json"])
+    }
+  }
+
+  @Test func createsMissingFoldersOnTheFirstWriteOnly() async throws {
+    let folder = try TemporaryFolder()
+    defer { folder.remove() }
+    let url = folder.url.appending(path: "a/b/state.json")
+    try await fileSystemEnvironment().withValue {
+      @Shared(.fileStorage(url)) var value = 0
+      #expect(!FileManager.default.fileExists(atPath: folder.url.appending(path: "a").path))
+      $value.withLock { $0 = 4 }
+      try await $value.save()
+      #expect(try Data(contentsOf: url) == Data("4".utf8))
+    }
+  }
+
+  @Test func corruptFileIsKeptOnDiskBesideTheNewOne() throws {
+    let folder = try TemporaryFolder()
+    defer { folder.remove() }
+    let url = folder.file("notes.json")
+    let garbage = Data("[{\"title\": trunc".utf8)
+    try garbage.write(to: url)
+    let clock = TestWriteClock()
+    try fileSystemEnvironment(clock: clock).withValue {
+      @Shared(.fileStorage(url)) var notes: [Note] = []
+      let error = try #require($notes.loadError)
+      #expect("\(error)".contains(url.path))
+      $notes.withLock { $0 = [Note(title: "fresh")] }
+      #expect(try Data(contentsOf: url) == garbage)
+      clock.advance(by: .seconds(1))
+      #expect(try JSONDecoder().decode([Note].self, from: Data(contentsOf: url)) == [Note(title: "fresh")])
+      let names = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+      let backup = try #require(names.first { $0.hasPrefix("notes.json.corrupt-") })
+      #expect(try Data(contentsOf: folder.file(backup)) == garbage)
+    }
+  }
+
+  @Test func externalEditsReachTheValueInPlaceAndByRename() async throws {
+    let folder = try TemporaryFolder()
+    defer { folder.remove() }
+    let url = folder.file("count.json")
+    try Data("1".utf8).write(to: url)
+    try await fileSystemEnvironment().withValue {
+      @Shared(.fileStorage(url)) var count = 0
+      #expect(count == 1)
+      let stream = $count.values
+
+      // In place (open, truncate, write, close).
+      let handle = try FileHandle(forWritingTo: url)
+      try handle.truncate(atOffset: 0)
+      try handle.write(contentsOf: Data("2".utf8))
+      try handle.close()
+      #expect(await firstValue(of: stream) { $0 == 2 } == 2)
+
+      // Atomically, the way editors and other processes replace files.
+      let temporary = folder.file(".count.json.tmp")
+      try Data("3".utf8).write(to: temporary)
+      #expect(rename(temporary.path, url.path) == 0)
+      #expect(await firstValue(of: $count.values) { $0 == 3 } == 3)
+    }
+  }
+}
+
+@Suite("Across processes", .serialized)
+struct ProcessTests {
+  @Test(arguments: [SIGTERM, SIGINT])
+  func signalDuringAnOpenWindowStillWrites(signal: Int32) throws {
+    let folder = try TemporaryFolder()
+    defer { folder.remove() }
+    let url = folder.file("pending.json")
+    let child = try ChildProcess(["window", url.path, "77"])
+    try child.expectLine("ready")
+    #expect(!FileManager.default.fileExists(atPath: url.path))
+    child.signal(signal)
+    // The default action still ends the process, after the flush.
+    #expect(child.wait() == .signalled(signal))
+    #expect(try Data(contentsOf: url) == Data("77".utf8))
+  }
+
+  @Test func optingOutLeavesSignalsToTheHost() throws {
+    let folder = try TemporaryFolder()
+    defer { folder.remove() }
+    let url = folder.file("opted-out.json")
+    let child = try ChildProcess(["opt-out", url.path, "1"])
+    try child.expectLine("ready")
+    child.signal(SIGTERM)
+    #expect(child.wait() == .signalled(SIGTERM))
+    #expect(!FileManager.default.fileExists(atPath: url.path))
+  }
+
+  @Test func signalHandlingChainsToTheHostHandler() throws {
+    let folder = try TemporaryFolder()
+    defer { folder.remove() }
+    let url = folder.file("chained.json")
+    let child = try ChildProcess(["host-handler", url.path, "5"])
+    try child.expectLine("ready")
+    child.signal(SIGTERM)
+    #expect(child.wait() == .exited(42))
+    #expect(try Data(contentsOf: url) == Data("5".utf8))
+  }
+
+  @Test func normalExitFlushesPendingWrites() throws {
+    let folder = try TemporaryFolder()
+    defer { folder.remove() }
+    let url = folder.file("exit.json")
+    let child = try ChildProcess(["exit", url.path, "9"])
+    #expect(child.wait() == .exited(0))
+    #expect(try Data(contentsOf: url) == Data("9".utf8))
+  }
+
+  @Test func twoProcessesSharingOneFileConverge() async throws {
+    let folder = try TemporaryFolder()
+    defer { folder.remove() }
+    let url = folder.file("shared.json")
+    try await fileSystemEnvironment().withValue {
+      @Shared(.fileStorage(url)) var value = 0
+      $value.withLock { $0 = 1 }
+      try await $value.save()
+
+      // The other process sees what this one writes…
+      let watcher = try ChildProcess(["await", url.path, "2"])
+      try watcher.expectLine("ready 1")
+      $value.withLock { $0 = 2 }
+      try await $value.save()
+      try watcher.expectLine("seen 2")
+      #expect(watcher.wait() == .exited(0))
+
+      // …and this one sees what the other writes.
+      let stream = $value.values
+      let writer = try ChildProcess(["set", url.path, "3"])
+      try writer.expectLine("loaded 2")
+      #expect(writer.wait() == .exited(0))
+      #expect(await firstValue(of: stream) { $0 == 3 } == 3)
+      #expect(try Data(contentsOf: url) == Data("3".utf8))
+    }
+  }
+}

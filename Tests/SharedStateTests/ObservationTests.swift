@@ -1,0 +1,65 @@
+import Foundation
+import Observation
+import SharedState
+import Testing
+
+@Suite("Observation and AsyncSequence of values")
+struct ObservationTests {
+  @Test func withLockNotifiesObservationTracking() {
+    let shared = Shared(value: 0)
+    let changes = CountBox()
+    withObservationTracking {
+      _ = shared.wrappedValue
+    } onChange: {
+      changes.increment()
+    }
+    shared.withLock { $0 += 1 }
+    #expect(changes.value == 1)
+  }
+
+  @Test func loadErrorIsObservable() {
+    let backend = Backend<Int>(stored: 1)
+    let shared = Shared(wrappedValue: 0, ControlledKey(backend: backend))
+    let changes = CountBox()
+    withObservationTracking {
+      _ = shared.loadError
+    } onChange: {
+      changes.increment()
+    }
+    backend.push(.failure(TestFailure(message: "x")))
+    #expect(changes.value == 1)
+  }
+
+  @Test func valuesStartWithTheCurrentValueThenFollowChanges() async {
+    let shared = Shared(value: 1)
+    let stream = shared.values
+    var iterator = stream.makeAsyncIterator()
+    #expect(await iterator.next() == 1)
+    shared.withLock { $0 = 2 }
+    #expect(await iterator.next() == 2)
+    shared.withLock { $0 = 3 }
+    shared.withLock { $0 = 4 }
+    // A slow consumer gets the latest value.
+    #expect(await iterator.next() == 4)
+  }
+
+  @Test func valuesSeeChangesFromOtherThreads() async {
+    let shared = Shared(value: 0)
+    let stream = shared.values
+    Thread { for _ in 0..<100 { shared.withLock { $0 += 1 } } }.start()
+    let seen = await firstValue(of: stream) { $0 == 100 }
+    #expect(seen == 100)
+  }
+
+  @Test func projectedValuesFollowTheMember() async {
+    struct Pair: Sendable {
+      var a: Int
+      var b: Int
+    }
+    let shared = Shared(value: Pair(a: 1, b: 1))
+    let stream = shared.b.values
+    shared.withLock { $0.b = 5 }
+    let seen = await firstValue(of: stream) { $0 == 5 }
+    #expect(seen == 5)
+  }
+}
