@@ -1,5 +1,5 @@
 // Stores and lookups per second through SecretClient and through a plain libsecret loop
-// (`secret_service_store_sync` / `secret_service_lookup_sync` on libsecret's default service),
+// (`secret_service_store_sync` / `secret_service_lookup_sync` on a libsecret service object),
 // against the same provider on a private bus, in one run. Prints the cost of the Swift layer.
 import CLibSecret
 import Foundation
@@ -14,11 +14,18 @@ let rounds = 3
 struct RawLoop {
   let service: UnsafeMutablePointer<CLibSecret.SecretService>
 
-  init() throws {
+  /// libsecret's service object on a connection of its own to `address` (the process-wide
+  /// session bus cannot follow the benchmark from one private bus to the next).
+  init(address: String, busName: String) throws {
     var error: UnsafeMutablePointer<GError>?
-    guard let service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, nil, &error) else {
+    let flags = GDBusConnectionFlags(
+      rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
+    guard let connection = g_dbus_connection_new_for_address_sync(address, flags, nil, nil, &error),
+      let service = clibsecret_service_new(connection, busName, &error)
+    else {
       throw HarnessError("libsecret could not open the service: \(error.map { String(cString: $0.pointee.message) } ?? "?")")
     }
+    g_object_unref(UnsafeMutableRawPointer(connection))
     self.service = service
   }
 
@@ -75,10 +82,7 @@ func interleavedRates(_ count: Int, swift: (Int) throws -> Void, raw: (Int) -> V
 
 func measure(_ provider: Provider) async throws {
   try await withProvider(provider) { instance in
-    // libsecret's default service follows the session bus of the environment.
-    setenv("DBUS_SESSION_BUS_ADDRESS", instance.busAddress, 1)
-    secret_service_disconnect()
-    let raw = try RawLoop()
+    let raw = try RawLoop(address: instance.busAddress, busName: instance.busName)
     let client = instance.client()
     var best = (rawStore: 0.0, swiftStore: 0.0, rawLookup: 0.0, swiftLookup: 0.0)
     for _ in 0..<rounds {

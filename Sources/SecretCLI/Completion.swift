@@ -69,7 +69,7 @@ enum Completion {
   }
 
   private static func bashQuoted(_ text: String) -> String {
-    "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    "'" + text.replacingEvery("'", with: "'\\''") + "'"
   }
 
   // MARK: zsh
@@ -179,6 +179,6 @@ enum Completion {
   }
 
   private static func fishQuoted(_ text: String) -> String {
-    "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+    "'" + text.replacingEvery("\\", with: "\\\\").replacingEvery("'", with: "\\'") + "'"
   }
 }

@@ -1,5 +1,4 @@
 // get, set, delete, search: one item or a few, found by service and account or by attributes.
-import Foundation
 import SecretClient
 
 enum ItemCommands {
@@ -24,7 +23,7 @@ enum ItemCommands {
       if let text = value.text {
         members.append(("secret", .string(text)))
       } else {
-        members.append(("secretBase64", .string(Data(value.bytes).base64EncodedString())))
+        members.append(("secretBase64", .string(base64(value.bytes))))
       }
       console.print(JSON.object(members).rendered)
     } else {
@@ -68,7 +67,7 @@ enum ItemCommands {
           "--ttl needs secretd, which expires items; \(provider.executable ?? provider.uniqueName) keeps them forever, "
             + "so nothing was stored. Drop --ttl, or use secretd (`secretd --replace &`)")
       }
-      attributes[expiryAttribute] = String(UInt64(Date().timeIntervalSince1970) + seconds)
+      attributes[expiryAttribute] = String(UInt64(Syscalls.now()) + seconds)
     }
     var secret = SecretBuffer()
     if console.inputIsTerminal {
@@ -171,7 +170,7 @@ extension ItemCommands {
 
   static func shellQuoted(_ word: String) -> String {
     let plain = word.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "@%+=:,./-_".contains($0)) }
-    return plain && !word.isEmpty ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    return plain && !word.isEmpty ? word : "'" + word.replacingEvery("'", with: "'\\''") + "'"
   }
 
   /// Asks for the secret twice without echo and keeps it only when both entries agree.
@@ -199,11 +198,11 @@ extension ItemCommands {
   private static func text(_ item: SecretItem, showSecrets: Bool) -> String {
     var lines = ["[\(item.path)]", "label = \(item.label)"]
     if showSecrets, let secret = item.secret {
-      if let text = secret.text { lines.append("secret = \(text)") } else { lines.append("secret.base64 = \(Data(secret.bytes).base64EncodedString())") }
+      if let text = secret.text { lines.append("secret = \(text)") } else { lines.append("secret.base64 = \(base64(secret.bytes))") }
     }
     lines.append("locked = \(item.isLocked ? "yes" : "no")")
-    lines.append("created = \(item.created.formatted(.iso8601))")
-    lines.append("modified = \(item.modified.formatted(.iso8601))")
+    lines.append("created = \(iso8601(item.created))")
+    lines.append("modified = \(iso8601(item.modified))")
     lines += item.attributes.sorted { $0.key < $1.key }.map { "attribute.\($0.key) = \($0.value)" }
     return lines.joined(separator: "\n") + "\n"
   }
@@ -211,14 +210,14 @@ extension ItemCommands {
   private static func json(_ item: SecretItem, showSecrets: Bool) -> JSON {
     var members: [(String, JSON)] = [
       ("path", .string(item.path)), ("label", .string(item.label)), ("collection", .string(item.collectionPath)),
-      ("locked", .bool(item.isLocked)), ("created", .string(item.created.formatted(.iso8601))),
-      ("modified", .string(item.modified.formatted(.iso8601))), ("attributes", .attributes(item.attributes)),
+      ("locked", .bool(item.isLocked)), ("created", .string(iso8601(item.created))),
+      ("modified", .string(iso8601(item.modified))), ("attributes", .attributes(item.attributes)),
     ]
     if showSecrets {
       if let secret = item.secret, let text = secret.text {
         members.append(("secret", .string(text)))
       } else if let secret = item.secret {
-        members.append(("secretBase64", .string(Data(secret.bytes).base64EncodedString())))
+        members.append(("secretBase64", .string(base64(secret.bytes))))
       } else {
         members.append(("secret", .null))
       }

@@ -6,11 +6,17 @@ public struct Console: Sendable {
   public var input: Int32
   public var output: Int32
   public var error: Int32
+  /// The client commands use. It lives as long as the console, and the standard console as long
+  /// as the process: secretctl then exits with its connection open, as secret-tool does, and the
+  /// kernel closes it. Releasing the client first would close it synchronously (GDBus waits for
+  /// its worker thread), which cost every command about half a millisecond before exit.
+  private let secretClient: SecretClient
 
   public init(input: Int32 = 0, output: Int32 = 1, error: Int32 = 2) {
     self.input = input
     self.output = output
     self.error = error
+    self.secretClient = SecretClient()
   }
 
   public static let standard = Console()
@@ -19,7 +25,7 @@ public struct Console: Sendable {
   var outputIsTerminal: Bool { Syscalls.isTerminal(output) }
 
   /// A client of the session bus (or `SECRET_SERVICE_BUS_NAME`); connects on first use.
-  func client() -> SecretClient { SecretClient() }
+  func client() -> SecretClient { secretClient }
 
   /// Text on stdout, exactly as given.
   func print(_ text: String) {

@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// A typed client of the freedesktop Secret Service (secretd, gnome-keyring, KeePassXC, …).
@@ -40,7 +39,7 @@ public final class SecretClient: Sendable {
     self.executor = executor
     self.bus = bus
     self.busName =
-      busName ?? ProcessInfo.processInfo.environment["SECRET_SERVICE_BUS_NAME"] ?? "org.freedesktop.secrets"
+      busName ?? Environment.value("SECRET_SERVICE_BUS_NAME") ?? "org.freedesktop.secrets"
   }
 
   /// Runs `body` with a connected service handle. When the call fails because the provider went

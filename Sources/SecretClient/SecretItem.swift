@@ -1,4 +1,6 @@
-public import Foundation
+// FoundationEssentials, not Foundation: `Date` is the same type in both, and this module does not
+// pull CoreFoundation and ICU into every program that links it (secretctl starts faster).
+public import FoundationEssentials
 
 /// What a search returns about one item: where it is, how it is labelled and found, and its
 /// secret only when the search asked for secrets.

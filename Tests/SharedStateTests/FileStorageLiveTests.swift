@@ -63,8 +63,10 @@ struct FileStorageLiveTests {
     defer { folder.remove() }
     let url = folder.file("count.json")
     try Data("1".utf8).write(to: url)
-    try await fileSystemEnvironment().withValue {
+    let log = IssueLog()
+    try await fileSystemEnvironment(log: log).withValue {
       @Shared(.fileStorage(url)) var count = 0
+      #expect(log.all.isEmpty, "the watch did not start")
       #expect(count == 1)
       let stream = $count.values
 
@@ -73,7 +75,7 @@ struct FileStorageLiveTests {
       try handle.truncate(atOffset: 0)
       try handle.write(contentsOf: Data("2".utf8))
       try handle.close()
-      #expect(await firstValue(of: stream) { $0 == 2 } == 2)
+      #expect(await firstValue(of: stream) { $0 == 2 } == 2, "\(log.all) loadError: \(String(describing: $count.loadError)) value: \(count)")
 
       // Atomically, the way editors and other processes replace files.
       let temporary = folder.file(".count.json.tmp")

@@ -89,6 +89,16 @@ enum Syscalls {
     return errno
   }
 
+  /// The broken-down UTC time of `seconds` since 1970, or `nil` when out of range. Wraps `gmtime_r`.
+  static func universalTime(_ seconds: Int64) -> tm? {
+    var time = tm()
+    var seconds = time_t(seconds)
+    return gmtime_r(&seconds, &time) != nil ? time : nil
+  }
+
+  /// Seconds since 1970 now. Wraps `time`.
+  static func now() -> Int64 { Int64(time(nil)) }
+
   static func errorText(_ number: Int32) -> String {
     strerror(number).map { String(cString: $0) } ?? "error \(number)"
   }

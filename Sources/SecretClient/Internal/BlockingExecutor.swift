@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// Dedicated threads for libsecret's blocking calls.
@@ -20,7 +19,7 @@ final class BlockingExecutor: Sendable {
 
   private let maximumThreads: Int
   private let state = Mutex(State())
-  private let wakeUp = DispatchSemaphore(value: 0)
+  private let wakeUp = NativeSemaphore()
 
   init(maximumThreads: Int = 64) {
     self.maximumThreads = maximumThreads
@@ -46,9 +45,7 @@ final class BlockingExecutor: Sendable {
       return true
     }
     if startThread {
-      let thread = Thread { [self] in work() }
-      thread.name = "SecretClient.blocking"
-      thread.start()
+      NativeThread.detach(name: "secret-blocking") { [self] in work() }
     }
     wakeUp.signal()
   }

@@ -23,8 +23,15 @@ struct GErrorBox: ~Copyable {
   var message: String {
     guard let error, let text = error.pointee.message else { return "the call failed without saying why" }
     let message = String(cString: text)
-    guard message.hasPrefix("GDBus.Error:"), let separator = message.range(of: ": ") else { return message }
-    return String(message[separator.upperBound...])
+    guard message.hasPrefix("GDBus.Error:") else { return message }
+    // The error name has no spaces, so the first ": " ends it. (Found by hand: `firstRange(of:)`
+    // or `range(of:)` would link _StringProcessing or Foundation into every client program.)
+    var rest = message[...]
+    while let colon = rest.firstIndex(of: ":") {
+      rest = rest[rest.index(after: colon)...]
+      if rest.first == " " { return String(rest.dropFirst()) }
+    }
+    return message
   }
 
   func secretError(busName: String, object: String? = nil) -> SecretError {

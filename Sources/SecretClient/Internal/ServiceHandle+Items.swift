@@ -1,5 +1,5 @@
 import CLibSecret
-import Foundation
+import FoundationEssentials
 
 extension ServiceHandle {
   /// The object paths of the items whose attributes include `attributes`, unlocked and locked.

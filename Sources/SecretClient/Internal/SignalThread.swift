@@ -1,5 +1,4 @@
 import CLibSecret
-import Foundation
 import Synchronization
 
 /// A thread that iterates a GMainContext of its own.
@@ -19,20 +18,18 @@ final class SignalThread: @unchecked Sendable {
     self.context = context
     // Raw pointers are not Sendable; the address crosses to the new thread as an integer.
     let address = UInt(bitPattern: context)
-    let thread = Thread {
+    NativeThread.detach(name: "secret-signals") {
       let context = OpaquePointer(bitPattern: address)
       g_main_context_push_thread_default(context)
       let loop = g_main_loop_new(context, 0)
       g_main_loop_run(loop)
     }
-    thread.name = "SecretClient.signals"
-    thread.start()
   }
 
   /// Runs `body` on the signal thread, where its context is the thread default, and waits for it.
   func perform<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
     let result = Mutex<T?>(nil)
-    let done = DispatchSemaphore(value: 0)
+    let done = NativeSemaphore()
     let job = Job {
       result.withLock { $0 = body() }
       done.signal()

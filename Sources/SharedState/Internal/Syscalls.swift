@@ -104,23 +104,28 @@ enum Syscalls {
 
   // MARK: inotify
 
-  /// Opens a non-blocking inotify instance watching `directory` for files written, moved in,
-  /// moved out or deleted. Wraps `inotify_init1(2)`, `inotify_add_watch(2)`.
-  static func watchDirectory(_ directory: String) throws(FileStorageError) -> Int32 {
+  /// Opens a non-blocking inotify instance. Wraps `inotify_init1(2)`.
+  static func inotifyInstance() throws(FileStorageError) -> Int32 {
     let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-    if fd < 0 { throw .systemCall("inotify_init1", path: directory, errno: errno) }
-    let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
-    if inotify_add_watch(fd, directory, mask) < 0 {
-      let code = errno
-      _ = close(fd)
-      throw .systemCall("inotify_add_watch", path: directory, errno: code)
-    }
+    if fd < 0 { throw .systemCall("inotify_init1", path: "(inotify)", errno: errno) }
     return fd
   }
 
-  /// Drains pending inotify events and returns the names they concern. Wraps `read(2)`.
-  static func readInotifyNames(_ fd: Int32) -> [String] {
-    var names: [String] = []
+  /// Watches `directory` for files written, moved in, moved out or deleted, and returns the
+  /// watch descriptor (the same one for a directory already watched). Wraps `inotify_add_watch(2)`.
+  static func addWatch(_ fd: Int32, directory: String) throws(FileStorageError) -> Int32 {
+    let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
+    let watch = inotify_add_watch(fd, directory, mask)
+    if watch < 0 { throw .systemCall("inotify_add_watch", path: directory, errno: errno) }
+    return watch
+  }
+
+  /// Wraps `inotify_rm_watch(2)`.
+  static func removeWatch(_ fd: Int32, _ watch: Int32) { _ = inotify_rm_watch(fd, watch) }
+
+  /// Drains pending inotify events: the watch descriptor and file name of each. Wraps `read(2)`.
+  static func readInotifyEvents(_ fd: Int32) -> [(watch: Int32, name: String)] {
+    var events: [(watch: Int32, name: String)] = []
     var buffer = [UInt8](repeating: 0, count: 16 * 1024)
     let header = MemoryLayout<inotify_event>.size
     while true {
@@ -130,18 +135,17 @@ enum Syscalls {
       if count <= 0 { break }
       var offset = 0
       while offset + header <= count {
-        let length = buffer.withUnsafeBytes { raw in
-          Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+        let (watch, length) = buffer.withUnsafeBytes { raw in
+          (raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+           Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
         }
         let nameBytes = buffer[(offset + header)..<min(offset + header + length, count)]
-        names.append(String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self))
+        events.append((watch, String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)))
         offset += header + length
       }
     }
-    return names
+    return events
   }
-
-  static func closeDescriptor(_ fd: Int32) { _ = close(fd) }
 
   // MARK: Signals
 

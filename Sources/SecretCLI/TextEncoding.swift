@@ -1,0 +1,49 @@
+// Base64, ISO 8601 and character replacement for the output, written here rather than taken
+// from Foundation (`Data`, `Date.formatted`) or _StringProcessing (`replacing(_:with:)`): with
+// them secretctl was 22 MB (Foundation's formatting) or 14 MB (_StringProcessing) instead of
+// 12 MB, and the dynamic loader relocates all of it before `main`, so every command, even
+// `--version`, started slower. Tests check the output against Foundation's.
+import FoundationEssentials
+
+/// Standard base64 with padding (RFC 4648 §4), as `Data.base64EncodedString()` writes it.
+func base64(_ bytes: [UInt8]) -> String {
+  let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+  var encoded: [UInt8] = []
+  encoded.reserveCapacity((bytes.count + 2) / 3 * 4)
+  var index = 0
+  while index < bytes.count {
+    let count = min(3, bytes.count - index)
+    var group = UInt32(bytes[index]) << 16
+    if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
+    if count > 2 { group |= UInt32(bytes[index + 2]) }
+    for position in 0..<4 {
+      encoded.append(position <= count ? alphabet[Int(group >> (18 - 6 * position)) & 0x3f] : UInt8(ascii: "="))
+    }
+    index += 3
+  }
+  return String(decoding: encoded, as: UTF8.self)
+}
+
+/// `2026-11-30T01:34:44Z`: UTC, whole seconds, as `Date.formatted(.iso8601)` writes it.
+func iso8601(_ date: Date) -> String {
+  let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+  guard let time = Syscalls.universalTime(seconds) else { return String(seconds) }
+  func padded(_ value: Int32, _ width: Int) -> String {
+    let digits = String(value)
+    return String(repeating: "0", count: max(0, width - digits.count)) + digits
+  }
+  return padded(time.tm_year + 1900, 4) + "-" + padded(time.tm_mon + 1, 2) + "-" + padded(time.tm_mday, 2) + "T"
+    + padded(time.tm_hour, 2) + ":" + padded(time.tm_min, 2) + ":" + padded(time.tm_sec, 2) + "Z"
+}
+
+extension String {
+  /// The text with every `character` replaced by `replacement`, for quoting in shells.
+  func replacingEvery(_ character: Character, with replacement: String) -> String {
+    var result = ""
+    result.reserveCapacity(utf8.count)
+    for each in self {
+      if each == character { result += replacement } else { result.append(each) }
+    }
+    return result
+  }
+}
