@@ -63,6 +63,7 @@ struct CollectionCommandTests {
   }
 
   @Test func withoutAProviderEveryCommandSaysHowToStartSecretd() throws {
+    // A private bus from the harness, with no provider on it.
     let bus = try PrivateBus()
     defer { bus.stop() }
     let environment = ["DBUS_SESSION_BUS_ADDRESS": bus.address, "PATH": "/usr/bin:/bin", "HOME": bus.directory.path]

@@ -5,7 +5,7 @@ import SecretTestSupport
 /// at a keyboard would: it reads what the child shows and types only after a prompt appears.
 final class PseudoTerminalChild {
   let master: Int32
-  let pid: pid_t
+  private let child: ChildProcess
   private var transcript: [UInt8] = []
 
   init(_ executable: String, _ arguments: [String], environment: [String: String]) throws {
@@ -19,32 +19,8 @@ final class PseudoTerminalChild {
     guard master >= 0, ioctl(master, setLock, &unlock) == 0, ioctl(master, getNumber, &number) == 0 else {
       throw HarnessError("cannot open a pseudo-terminal")
     }
-    let terminal = "/dev/pts/\(number)"
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    // Opened in the child after setsid, so the terminal becomes its controlling terminal.
-    posix_spawn_file_actions_addopen(&actions, 0, terminal, O_RDWR, 0)
-    posix_spawn_file_actions_adddup2(&actions, 0, 1)
-    posix_spawn_file_actions_adddup2(&actions, 0, 2)
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var noSignals = sigset_t()
-    sigemptyset(&noSignals)
-    var allSignals = sigset_t()
-    sigfillset(&allSignals)
-    posix_spawnattr_setsigmask(&attributes, &noSignals)
-    posix_spawnattr_setsigdefault(&attributes, &allSignals)
-    let setsid: Int32 = 0x80  // POSIX_SPAWN_SETSID (glibc ≥ 2.26), not exported to Swift.
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | setsid))
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { (argv + envp).forEach { free($0) } }
-    var pid: pid_t = 0
-    let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-    guard result == 0 else { throw HarnessError("cannot start \(executable) on a pseudo-terminal") }
-    self.pid = pid
+    child = try ChildProcess(
+      URL(filePath: executable), arguments, environment: environment, controllingTerminal: "/dev/pts/\(number)")
   }
 
   deinit { close(master) }
@@ -67,13 +43,8 @@ final class PseudoTerminalChild {
 
   /// Waits for the child to exit, collecting its last output; returns its exit status.
   func wait() -> Int32 {
-    while readAvailable(timeoutMilliseconds: 100) {
-      var raw: Int32 = 0
-      if waitpid(pid, &raw, WNOHANG) == pid { return Self.status(raw) }
-    }
-    var raw: Int32 = 0
-    while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
-    return Self.status(raw)
+    while readAvailable(timeoutMilliseconds: 100), child.isRunning {}
+    return child.wait()
   }
 
   /// False once the terminal has closed (the child and its descendants have gone).
@@ -86,10 +57,5 @@ final class PseudoTerminalChild {
     guard count > 0 else { return false }
     transcript += buffer[..<count]
     return true
-  }
-
-  private static func status(_ raw: Int32) -> Int32 {
-    let signal = raw & 0x7f
-    return signal == 0 ? (raw >> 8) & 0xff : 128 + signal
   }
 }

@@ -12,16 +12,38 @@ public final class ChildProcess: Sendable {
 
   /// Starts `executable` with `arguments` and exactly `environment`, with the given descriptors
   /// as its standard input, output and error.
-  public init(
+  public convenience init(
     _ executable: URL, _ arguments: [String], environment: [String: String],
     stdin: Int32, stdout: Int32, stderr: Int32
+  ) throws {
+    try self.init(executable, arguments, environment, newSession: false) { actions in
+      for (source, target) in [(stdin, 0), (stdout, 1), (stderr, 2)] {
+        posix_spawn_file_actions_adddup2(&actions, source, Int32(target))
+      }
+    }
+  }
+
+  /// Starts `executable` in a session of its own whose controlling terminal is `terminal` (the
+  /// path of a pseudo-terminal's secondary side), as its standard input, output and error.
+  public convenience init(
+    _ executable: URL, _ arguments: [String], environment: [String: String], controllingTerminal terminal: String
+  ) throws {
+    try self.init(executable, arguments, environment, newSession: true) { actions in
+      // Opened in the child after setsid, so the terminal becomes its controlling terminal.
+      posix_spawn_file_actions_addopen(&actions, 0, terminal, O_RDWR, 0)
+      posix_spawn_file_actions_adddup2(&actions, 0, 1)
+      posix_spawn_file_actions_adddup2(&actions, 0, 2)
+    }
+  }
+
+  private init(
+    _ executable: URL, _ arguments: [String], _ environment: [String: String], newSession: Bool,
+    streams: (inout posix_spawn_file_actions_t) -> Void
   ) throws {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    for (source, target) in [(stdin, 0), (stdout, 1), (stderr, 2)] {
-      posix_spawn_file_actions_adddup2(&actions, source, Int32(target))
-    }
+    streams(&actions)
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
@@ -31,7 +53,9 @@ public final class ChildProcess: Sendable {
     sigfillset(&allSignals)
     posix_spawnattr_setsigmask(&attributes, &noSignals)
     posix_spawnattr_setsigdefault(&attributes, &allSignals)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    let setsid: Int32 = 0x80  // POSIX_SPAWN_SETSID (glibc ≥ 2.26), not exported to Swift.
+    let flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | (newSession ? setsid : 0)
+    posix_spawnattr_setflags(&attributes, Int16(flags))
 
     let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
