@@ -60,3 +60,20 @@ struct SecretKeyInMemoryTests {
     }
   }
 }
+
+@Suite("SecretKey: live changes after an outage")
+struct SecretKeyOutageTests {
+  @Test(arguments: Provider.all)
+  func liveChangesResumeOnceTheProviderIsBack(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, _ in
+      instance.stopProvider()
+      @Shared(.secret(service: "outage", account: "a")) var value: Int = 0
+      #expect($value.loadError != nil)
+      try instance.startProvider()
+      try await $value.load()
+      #expect($value.loadError == nil)
+      try instance.store("outage", "a", "7")
+      try await eventually("the change made after the provider came back") { [shared = $value] in shared.wrappedValue == 7 }
+    }
+  }
+}

@@ -10,6 +10,7 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
   private let storage: SecretStorage
   private let item: ItemState
   private let batcher: WriteBatcher<Value>
+  private let watch: ChangeWatch
 
   init(address: SecretItemAddress, storage: SecretStorage, window: Duration, environment: SharedEnvironment) {
     let item = ItemState()
@@ -21,40 +22,49 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
     ) { value in
       try Self.write(value, at: address, to: storage, item: item)
     }
+    watch = ChangeWatch { [storage] onChange in try storage.watch(address, onChange) }
   }
 
   func load() -> Result<Value?, any Error> {
-    Result { try storage.read(address) }.flatMap(decode)
+    let result = Result { try storage.read(address) }.flatMap(decode)
+    reachedProvider(result)
+    return result
   }
 
   /// Batches the write; a failed write is tried once more in the next window before the
   /// failure reaches `saveError`.
   func scheduleWrite(_ value: Value, _ continuation: SaveContinuation) {
-    batcher.schedule(value) { [batcher] result in
+    batcher.schedule(value) { [self] result in
+      reachedProvider(result)
       guard case .failure = result, !batcher.hasPendingWrite else { return continuation.resume(with: result) }
-      batcher.schedule(value) { continuation.resume(with: $0) }
+      batcher.schedule(value) { [self] result in
+        reachedProvider(result)
+        continuation.resume(with: result)
+      }
     }
   }
 
   func writeNow(_ value: Value) -> Result<Void, any Error> {
-    Result { try batcher.writeNow(value) }
+    let result = Result { try batcher.writeNow(value) }
+    reachedProvider(result)
+    return result
+  }
+
+  /// After a call that reached the provider, a watch that could not start is tried again.
+  private func reachedProvider<T>(_ result: Result<T, any Error>) {
+    if case .success = result { watch.retryIfNeeded() }
   }
 
   /// Watches the collection; a change is read and, unless it is what this key last wrote or
   /// read, handed to `subscriber`. Cancelling flushes a pending write.
   func subscribe(_ subscriber: SharedSubscriber<Value>) -> SharedSubscription {
-    let watch: SharedSubscription?
-    do {
-      watch = try storage.watch(address) { [weak self] in
-        guard let self else { return }
-        DispatchQueue.global().async { self.refresh(subscriber) }
-      }
-    } catch {
-      subscriber.yield(throwing: error)
-      watch = nil
+    let failure = watch.begin { [weak self] in
+      guard let self else { return }
+      DispatchQueue.global().async { self.refresh(subscriber) }
     }
-    return SharedSubscription { [batcher] in
-      watch?.cancel()
+    if let failure { subscriber.yield(throwing: failure) }
+    return SharedSubscription { [watch, batcher] in
+      watch.end()
       DispatchQueue.global().async { try? batcher.flush() }
     }
   }
