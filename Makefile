@@ -32,12 +32,14 @@ DBUS_SERVICES_DIR := $(HOME)/.local/share/dbus-1/services
 
 install: bootstrap
 	$(SWIFT) build $(RELEASE) --product secretd
+	$(SWIFT) build $(RELEASE) --product secretctl
 	install -Dm755 .build/release/secretd $(PREFIX)/bin/secretd
+	install -Dm755 .build/release/secretctl $(PREFIX)/bin/secretctl
 	sed 's|^ExecStart=.*|ExecStart=$(PREFIX)/bin/secretd|' systemd/secretd.service > secretd.service.tmp
 	install -Dm644 secretd.service.tmp $(UNIT_DIR)/secretd.service && rm secretd.service.tmp
 	install -Dm644 systemd/org.freedesktop.secrets.service $(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service
 	@echo "Installed. Start it now and at every login: systemctl --user enable --now secretd"
 
 uninstall:
-	-systemctl --user disable --now secretd 2>/dev/null
-	rm -f $(PREFIX)/bin/secretd $(UNIT_DIR)/secretd.service $(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service
+	@systemctl --user disable --now secretd 2>/dev/null || true
+	rm -f $(PREFIX)/bin/secretd $(PREFIX)/bin/secretctl $(UNIT_DIR)/secretd.service $(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service
