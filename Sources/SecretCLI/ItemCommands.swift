@@ -67,7 +67,9 @@ enum ItemCommands {
           "--ttl needs secretd, which expires items; \(provider.executable ?? provider.uniqueName) keeps them forever, "
             + "so nothing was stored. Drop --ttl, or use secretd (`secretd --replace &`)")
       }
-      attributes[expiryAttribute] = String(UInt64(Syscalls.now()) + seconds)
+      let (expiry, overflow) = UInt64(Syscalls.now()).addingReportingOverflow(seconds)
+      guard !overflow else { throw .usage("--ttl \(ttl) is too long; see `secretctl set --help`") }
+      attributes[expiryAttribute] = String(expiry)
     }
     var secret = SecretBuffer()
     if console.inputIsTerminal {
@@ -82,10 +84,11 @@ enum ItemCommands {
     let collection = CollectionID(arguments.option("collection") ?? "default")
     let label = arguments.option("label")
     try SecretCLI.service { () throws(SecretError) in
-      try removeSuperseded(by: attributes, client: client)
       // Exactly: gnome-keyring would otherwise replace any item whose attributes include these,
-      // so `set svc` would overwrite the secret of `svc alice`.
+      // so `set svc` would overwrite the secret of `svc alice`. Written first, so that a failed
+      // write never costs the secret that was there.
       try client.write(value, attributes: attributes, label: label, in: collection, exactly: true)
+      try removeSuperseded(by: attributes, in: collection, client: client)
     }
     return ExitStatus.success
   }
@@ -181,16 +184,23 @@ extension ItemCommands {
     guard secret == again else { throw .usage("the two entries differ; nothing was stored") }
   }
 
-  /// Before a write with `attributes`, removes other items for the same service and account that
-  /// differ only in their expiry or schema name, so that `set` replaces rather than adds (a
-  /// `--ttl` item and a plain one would otherwise both be found, and either could win).
-  private static func removeSuperseded(by attributes: [String: String], client: SecretClient) throws(SecretError) {
-    func identity(_ attributes: [String: String]) -> [String: String] {
-      attributes.filter { $0.key != expiryAttribute && $0.key != "xdg:schema" }
+  /// After a write with `attributes`, removes the other items of the collection for the same
+  /// service and account that differ only in their expiry, so that `set` replaces rather than
+  /// adds (a `--ttl` item and a plain one would otherwise both be found, and either could win).
+  private static func removeSuperseded(
+    by attributes: [String: String], in collection: CollectionID, client: SecretClient
+  ) throws(SecretError) {
+    func withoutSchema(_ attributes: [String: String]) -> [String: String] {
+      attributes.filter { $0.key != "xdg:schema" }
     }
+    func identity(_ attributes: [String: String]) -> [String: String] {
+      withoutSchema(attributes).filter { $0.key != expiryAttribute }
+    }
+    let written = withoutSchema(attributes)
     let wanted = identity(attributes)
-    for item in try client.search(wanted) where item.attributes != attributes && identity(item.attributes) == wanted {
-      try client.delete(item.attributes, exactly: true)
+    for item in try client.search(wanted, in: collection)
+    where withoutSchema(item.attributes) != written && identity(item.attributes) == wanted {
+      try client.delete(item.attributes, in: collection, exactly: true)
     }
   }
 

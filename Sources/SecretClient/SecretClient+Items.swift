@@ -86,10 +86,16 @@ extension SecretClient {
       try Self.validate(text: value, what: "value of attribute \(name)")
     }
     return try withService { service throws(SecretError) in
-      let items = try service.searchItems(attributes, loadSecrets: includeSecrets)
-      guard let collection else { return items }
+      guard let collection else { return try service.searchItems(attributes, loadSecrets: includeSecrets) }
+      // Secrets are fetched only for items of the collection, never for the others.
       let path = try Self.path(of: collection, on: service)
-      return items.filter { $0.collectionPath == path }
+      var items = try service.searchItems(attributes, loadSecrets: false).filter { $0.collectionPath == path }
+      if includeSecrets {
+        for index in items.indices where !items[index].isLocked {
+          items[index].secret = try service.secret(at: items[index].path)
+        }
+      }
+      return items
     }
   }
 
@@ -112,10 +118,11 @@ extension SecretClient {
     return matches
   }
 
-  /// Equal attributes, ignoring the `xdg:` ones that providers and libsecret add as metadata
-  /// (gnome-keyring adds `xdg:schema` to items stored without a schema, some time later).
+  /// Equal attributes, ignoring `xdg:schema`, which gnome-keyring adds on its own (some time
+  /// later) to items stored without a schema. Other `xdg:` attributes, such as the expiry
+  /// secretd honours, count.
   static func sameAttributes(_ stored: [String: String], _ wanted: [String: String]) -> Bool {
-    stored.filter { !$0.key.hasPrefix("xdg:") } == wanted.filter { !$0.key.hasPrefix("xdg:") }
+    stored.filter { $0.key != "xdg:schema" } == wanted.filter { $0.key != "xdg:schema" }
   }
 
   private static func preferredItem(

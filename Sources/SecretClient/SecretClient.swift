@@ -83,7 +83,7 @@ extension SecretError {
   var meansConnectionIsStale: Bool {
     switch self {
     case .serviceUnavailable, .busUnavailable: true
-    case .dbus(let name, _): name.hasSuffix(".NoSession") || name.hasSuffix(".UnknownObject")
+    case .dbus(let name, _): name.hasSuffix(".NoSession")
     default: false
     }
   }

@@ -155,7 +155,7 @@ enum SecretValue {
     let limit = daemon.store.limits.maxSecretSize
     let result: Result<SecureBuffer, CryptoError>? = parameters.withBytes { parameterBytes in
       value.withBytes { valueBytes -> Result<SecureBuffer, CryptoError> in
-        if valueBytes.count > limit + 16 { return .failure(.invalidCiphertextLength(-valueBytes.count)) }
+        if valueBytes.count - 16 > limit { return .failure(.invalidCiphertextLength(-valueBytes.count)) }
         do throws(CryptoError) {
           return .success(try session.decode(parameters: parameterBytes, value: valueBytes))
         } catch { return .failure(error) }

@@ -31,6 +31,7 @@ struct SecretKeyLoadTests {
       #expect(token == nil)
       let error = try #require($token.loadError as? SecretKeyError)
       #expect(String(describing: error).contains("service corrupt, account a"))
+      #expect(!String(describing: error).contains("not json at all"), "the bytes are the secret")
 
       $token.withLock { $0 = Token(value: "new", expires: 1) }
       try await $token.save()

@@ -67,6 +67,7 @@ struct GErrorBox: ~Copyable {
       default: break
       }
     }
-    return .dbus(name: name ?? String(cString: g_quark_to_string(domain)), message: message)
+    let domainName = g_quark_to_string(domain).map { String(cString: $0) } ?? "GLib"
+    return .dbus(name: name ?? "\(domainName) \(code)", message: message)
   }
 }

@@ -13,7 +13,7 @@ enum NativeThread {
     let thread = g_thread_new(
       name,
       { box in
-        Unmanaged<Body>.fromOpaque(box.unsafelyUnwrapped).takeRetainedValue().run()
+        if let box { Unmanaged<Body>.fromOpaque(box).takeRetainedValue().run() }
         return nil
       }, box)
     g_thread_unref(thread)

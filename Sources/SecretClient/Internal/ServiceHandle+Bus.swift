@@ -4,11 +4,10 @@ extension ServiceHandle {
   /// Asks the bus who owns `busName` and which process that is.
   /// Wraps `org.freedesktop.DBus.GetNameOwner` and `GetConnectionUnixProcessID`.
   func providerInfo() throws(SecretError) -> ProviderInfo {
-    let owner = try callBus("GetNameOwner", argument: busName)
-    guard g_variant_n_children(owner) == 1 else { throw .dbus(name: "org.freedesktop.DBus.Error.Failed", message: "GetNameOwner gave no name") }
+    let owner = try callBus("GetNameOwner", argument: busName, replyType: "(s)")
     let uniqueName = stringChild(owner)
     g_variant_unref(owner)
-    let pidReply = try? callBus("GetConnectionUnixProcessID", argument: uniqueName)
+    let pidReply = try? callBus("GetConnectionUnixProcessID", argument: uniqueName, replyType: "(u)")
     var pid: Int32?
     if let pidReply {
       let child = g_variant_get_child_value(pidReply, 0)
@@ -23,16 +22,21 @@ extension ServiceHandle {
   func attributes(at path: String) throws(SecretError) -> [String: String] {
     var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.Secret.Item"), g_variant_new_string("Attributes")]
     let parameters = g_variant_new_tuple(&arguments, 2)
-    let reply = try call(object: path) { error in
-      g_dbus_connection_call_sync(
-        connection, busName, path, "org.freedesktop.DBus.Properties", "Get", parameters, nil,
-        G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
+    let reply = try withVariantType("(v)") { (type) throws(SecretError) in
+      try call(object: path) { error in
+        g_dbus_connection_call_sync(
+          connection, busName, path, "org.freedesktop.DBus.Properties", "Get", parameters, type,
+          G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
+      }
     }
     defer { g_variant_unref(reply) }
     let boxed = g_variant_get_child_value(reply, 0)
     defer { g_variant_unref(boxed) }
     let dictionary = g_variant_get_variant(boxed)
     defer { g_variant_unref(dictionary) }
+    guard "a{ss}".withCString({ g_variant_is_of_type(dictionary, g_variant_type_checked_($0)) }) != 0 else {
+      throw .dbus(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "the Attributes of \(path) are not a{ss}")
+    }
     var attributes: [String: String] = [:]
     for index in 0..<g_variant_n_children(dictionary) {
       let entry = g_variant_get_child_value(dictionary, index)
@@ -44,13 +48,15 @@ extension ServiceHandle {
     return attributes
   }
 
-  private func callBus(_ method: String, argument: String) throws(SecretError) -> OpaquePointer {
+  private func callBus(_ method: String, argument: String, replyType: String) throws(SecretError) -> OpaquePointer {
     var child: OpaquePointer? = g_variant_new_string(argument)
     let parameters = g_variant_new_tuple(&child, 1)
-    return try call(object: busName) { error in
-      g_dbus_connection_call_sync(
-        connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
-        parameters, nil, G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
+    return try withVariantType(replyType) { (type) throws(SecretError) in
+      try call(object: busName) { error in
+        g_dbus_connection_call_sync(
+          connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
+          parameters, type, G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
+      }
     }
   }
 

@@ -23,7 +23,7 @@ extension ServiceHandle {
             .receive(signal: String(cString: signal), parameters: parameters)
         },
         UnsafeMutableRawPointer(bitPattern: sink),
-        { data in Unmanaged<ChangeSink>.fromOpaque(data.unsafelyUnwrapped).release() })
+        { data in if let data { Unmanaged<ChangeSink>.fromOpaque(data).release() } })
     }
     return SignalSubscription(handle: self, id: id)
   }

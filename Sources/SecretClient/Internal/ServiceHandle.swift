@@ -54,6 +54,8 @@ final class ServiceHandle: @unchecked Sendable {
   ) throws(SecretError) -> T {
     var error: UnsafeMutablePointer<GError>?
     if let result = body(&error), error == nil { return result }
+    // libsecret fails without an error only when the user dismissed a prompt.
+    guard error != nil else { throw .promptDismissed }
     throw GErrorBox(error).secretError(busName: busName, object: object)
   }
 }

@@ -37,7 +37,7 @@ final class SignalThread: @unchecked Sendable {
     g_main_context_invoke_full(
       context, G_PRIORITY_DEFAULT,
       { data in
-        Unmanaged<Job>.fromOpaque(data.unsafelyUnwrapped).takeRetainedValue().run()
+        if let data { Unmanaged<Job>.fromOpaque(data).takeRetainedValue().run() }
         return 0  // G_SOURCE_REMOVE
       },
       Unmanaged.passRetained(job).toOpaque(), nil)

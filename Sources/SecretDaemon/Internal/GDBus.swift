@@ -357,10 +357,19 @@ public final class BusConnection {
     guard registrations[root] == nil else { return }
     let registration = SubtreeRegistration(root: root, tree: tree, descriptions: descriptions)
     var error: UnsafeMutablePointer<GError>?
+    // GDBus keeps the registration (and so its vtables) until it calls the destroy notify: a
+    // dispatch already queued when the subtree is unregistered must still find it alive.
+    let retained = Unmanaged.passRetained(registration)
     let id = g_dbus_connection_register_subtree(
       raw, root, registration.subtreeVTable, G_DBUS_SUBTREE_FLAGS_DISPATCH_TO_UNENUMERATED_NODES,
-      Unmanaged.passUnretained(registration).toOpaque(), nil, &error)
-    guard id != 0 else { throw GIOError(consuming: error, operation: "registering \(root)") }
+      retained.toOpaque(), { data in
+        guard let data else { return }
+        Unmanaged<SubtreeRegistration>.fromOpaque(data).release()
+      }, &error)
+    guard id != 0 else {
+      retained.release()
+      throw GIOError(consuming: error, operation: "registering \(root)")
+    }
     registration.id = id
     registrations[root] = registration
   }

@@ -11,6 +11,8 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
   private let item: ItemState
   private let batcher: WriteBatcher<Value>
   private let watch: ChangeWatch
+  /// Change signals are read one at a time, in order, so an older read never lands last.
+  private let refreshes = DispatchQueue(label: "Secrets.SecretKey.refresh")
 
   init(address: SecretItemAddress, storage: SecretStorage, window: Duration, environment: SharedEnvironment) {
     let item = ItemState()
@@ -25,9 +27,12 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
     watch = ChangeWatch { [storage] onChange in try storage.watch(address, onChange) }
   }
 
+  /// Reads the item. A value read successfully is the newest: a change still waiting in the
+  /// window is dropped (its save counts as done), as `.fileStorage` does.
   func load() -> Result<Value?, any Error> {
     let result = Result { try storage.read(address) }.flatMap(decode)
     reachedProvider(result)
+    if case .success = result { batcher.cancelPendingWrite(completingWith: .success(())) }
     return result
   }
 
@@ -60,7 +65,7 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
   func subscribe(_ subscriber: SharedSubscriber<Value>) -> SharedSubscription {
     let failure = watch.begin { [weak self] in
       guard let self else { return }
-      DispatchQueue.global().async { self.refresh(subscriber) }
+      refreshes.async { self.refresh(subscriber) }
     }
     if let failure { subscriber.yield(throwing: failure) }
     return SharedSubscription { [watch, batcher] in
@@ -70,9 +75,13 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
   }
 
   private func refresh(_ subscriber: SharedSubscriber<Value>) {
-    // While a local value waits for its write, it is the newer one: it will overwrite the item.
+    // While a local value waits for its write, or is being written, it is the newer one: it
+    // will overwrite the item. A read during which a write began may predate that write.
+    let writes = item.writesBegun
     guard !batcher.hasPendingWrite, !item.isWriting else { return }
-    switch Result(catching: { try storage.read(address) }) {
+    let read = Result(catching: { try storage.read(address) })
+    guard item.writesBegun == writes, !batcher.hasPendingWrite else { return }
+    switch read {
     case .failure(let error): subscriber.yield(throwing: error)
     case .success(let bytes):
       guard item.replaceKnown(with: bytes) else { return }
@@ -87,7 +96,7 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
       return .success(try JSONDecoder().decode(Value.self, from: Data(bytes)))
     } catch {
       item.keepForBackup(bytes)
-      return .failure(SecretKeyError.undecodable(address, reason: String(describing: error)))
+      return .failure(SecretKeyError.undecodable(address, reason: Self.reason(error)))
     }
   }
 
@@ -112,6 +121,22 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
     }
   }
 
+  /// Why the bytes did not decode, naming only the declared type's fields: JSONDecoder's own
+  /// text quotes the bytes it choked on, and those are the secret.
+  private static func reason(_ error: any Error) -> String {
+    guard let error = error as? DecodingError else { return "not JSON of the expected type" }
+    func at(_ context: DecodingError.Context) -> String {
+      context.codingPath.isEmpty ? "" : " at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+    }
+    switch error {
+    case .typeMismatch(let type, let context): return "expected \(type)\(at(context))"
+    case .valueNotFound(let type, let context): return "missing \(type)\(at(context))"
+    case .keyNotFound(let key, let context): return "missing key \(key.stringValue)\(at(context))"
+    case .dataCorrupted(let context): return "not valid JSON\(at(context))"
+    @unknown default: return "not JSON of the expected type"
+    }
+  }
+
   /// Whether `value` is an optional holding nothing: writing it deletes the item.
   private static func isNone(_ value: Value) -> Bool {
     let mirror = Mirror(reflecting: value)
@@ -126,6 +151,7 @@ final class ItemState: Sendable {
   private struct State {
     var known: [UInt8]??
     var writes = 0
+    var writesBegun: UInt64 = 0
     var pendingBackup: [UInt8]?
   }
 
@@ -142,10 +168,14 @@ final class ItemState: Sendable {
   /// While a write is under way a read may see the item before or after it: neither is news.
   var isWriting: Bool { state.withLock { $0.writes > 0 } }
 
+  /// How many writes have begun so far.
+  var writesBegun: UInt64 { state.withLock { $0.writesBegun } }
+
   /// Marks a write of `bytes` (`nil`: a delete) as begun; returns what was known before.
   func beginWrite(_ bytes: [UInt8]?) -> [UInt8]?? {
     state.withLock { state in
       state.writes += 1
+      state.writesBegun += 1
       defer { state.known = .some(bytes) }
       return state.known
     }
