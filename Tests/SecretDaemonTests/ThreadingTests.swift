@@ -15,6 +15,17 @@ struct ThreadingTests {
     try await withProvider(.secretd) { (instance) async throws in
       let address = instance.busAddress
       let failures = Mutex<[String]>([])
+      // Every expiring item must go with an ItemDeleted signal sent by the timer.
+      let changes = try await instance.client().changes(in: .default)
+      let expiring = 4 * Self.rounds
+      let deletions = Task {
+        var count = 0
+        for await change in changes where change.kind == .deleted {
+          count += 1
+          if count == expiring { break }
+        }
+        return count
+      }
       DispatchQueue.concurrentPerform(iterations: 4) { writer in
         do {
           let client = try RawClient(address: address)
@@ -40,7 +51,10 @@ struct ThreadingTests {
         }
       }
       #expect(failures.withLock { $0 }.isEmpty)
-      try await Task.sleep(for: .seconds(2.2))
+      let deleted = try await withDeadline(seconds: 20, "the timer to delete every expiring item") {
+        await withTaskCancellationHandler { await deletions.value } onCancel: { deletions.cancel() }
+      }
+      #expect(deleted == expiring)
       let client = try RawClient(address: address)
       for writer in 0..<4 {
         let all = try client.search(["writer": "\(writer)"])
