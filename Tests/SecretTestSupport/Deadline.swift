@@ -1,21 +1,40 @@
+import Synchronization
+
 /// Thrown when an awaited event did not happen in time.
 public struct DeadlineExceeded: Error, CustomStringConvertible {
   public var description: String
 }
 
 /// Runs `body`, failing with `DeadlineExceeded` if it has not finished within `seconds`.
-/// The deadline only bounds a wait for an event; it never stands in for one.
+///
+/// The deadline only bounds a wait for an event; it never stands in for one. It holds even when
+/// `body` blocks its thread: the caller is resumed at the deadline and `body` is cancelled.
 public func withDeadline<T: Sendable>(
   seconds: Double, _ what: String = "operation", _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-  try await withThrowingTaskGroup(of: T.self) { group in
-    group.addTask { try await body() }
-    group.addTask {
-      try await Task.sleep(for: .seconds(seconds))
-      throw DeadlineExceeded(description: "\(what) did not finish within \(seconds) s")
+  let outcome = FirstOutcome<T>()
+  return try await withCheckedThrowingContinuation { continuation in
+    outcome.set(continuation)
+    let work = Task {
+      do { outcome.resume(.success(try await body())) } catch { outcome.resume(.failure(error)) }
     }
-    defer { group.cancelAll() }
-    guard let first = try await group.next() else { throw DeadlineExceeded(description: what) }
-    return first
+    Task {
+      try? await Task.sleep(for: .seconds(seconds))
+      outcome.resume(.failure(DeadlineExceeded(description: "\(what) did not finish within \(seconds) s")))
+      work.cancel()
+    }
+  }
+}
+
+/// Resumes a continuation with whichever outcome comes first, exactly once.
+private final class FirstOutcome<T: Sendable>: Sendable {
+  private let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
+
+  func set(_ continuation: CheckedContinuation<T, any Error>) {
+    self.continuation.withLock { $0 = continuation }
+  }
+
+  func resume(_ result: Result<T, any Error>) {
+    continuation.withLock { $0.take() }?.resume(with: result)
   }
 }
