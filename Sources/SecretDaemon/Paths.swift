@@ -13,7 +13,6 @@ enum ObjectPaths {
   static func item(_ reference: ItemReference) -> String { collection(reference.collection) + "/\(reference.item)" }
   static func alias(_ name: String) -> String { aliases + "/" + name }
   static func session(_ number: Int) -> String { sessions + "/s\(number)" }
-  static func prompt(_ number: Int) -> String { prompts + "/p\(number)" }
 }
 
 /// What an object path names, before checking that it exists.

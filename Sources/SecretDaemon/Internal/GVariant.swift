@@ -163,11 +163,4 @@ final class Variant {
     }
     return result
   }
-
-  /// A short printable form for logs of non-secret values. Wraps g_variant_print.
-  var printed: String {
-    guard let text = g_variant_print(raw, 0) else { return "" }
-    defer { g_free(text) }
-    return String(cString: text)
-  }
 }

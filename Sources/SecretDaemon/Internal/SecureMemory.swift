@@ -98,11 +98,6 @@ enum SecureMemory {
       _ = munmap(pointer, capacity)
     }
   }
-
-  /// Zeroes bytes the daemon owns outside locked memory (a temporary copy).
-  static func wipe(_ pointer: UnsafeMutableRawPointer?, count: Int) {
-    secretd_wipe(pointer, count)
-  }
 }
 
 /// Secret bytes in locked memory, wiped when the buffer is released.

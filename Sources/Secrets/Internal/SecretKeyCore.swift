@@ -10,6 +10,7 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
   private let storage: SecretStorage
   private let item: ItemState
   private let batcher: WriteBatcher<Value>
+  private let reportIssue: @Sendable (String) -> Void
   private let watch: ChangeWatch
   /// Change signals are read one at a time, in order, so an older read never lands last.
   private let refreshes = DispatchQueue(label: "Secrets.SecretKey.refresh")
@@ -19,6 +20,7 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
     self.address = address
     self.storage = storage
     self.item = item
+    reportIssue = environment.reportIssue
     batcher = WriteBatcher(
       window: window, clock: environment.writeClock, flushesAtExit: environment.flushesPendingWritesAtExit
     ) { value in
@@ -68,9 +70,13 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
       refreshes.async { self.refresh(subscriber) }
     }
     if let failure { subscriber.yield(throwing: failure) }
-    return SharedSubscription { [watch, batcher] in
+    return SharedSubscription { [watch, batcher, address, reportIssue] in
       watch.end()
-      DispatchQueue.global().async { try? batcher.flush() }
+      DispatchQueue.global().async {
+        do { try batcher.flush() } catch {
+          reportIssue("The last value for \(address) could not be written when its last handle went away: \(error)")
+        }
+      }
     }
   }
 
