@@ -216,41 +216,46 @@ final class Store {
   }
 
   func setSecret(_ reference: ItemReference, _ secret: SecureBuffer, contentType: String) throws(StoreError) {
-    let item = try unlockedItem(reference)
-    try checkSecret(secret)
-    try checkText(contentType)
-    item.secret = secret
-    item.contentType = contentType
-    item.modified = now
-    onEvent(.itemChanged(collection: reference.collection, item: reference.item))
+    try change(reference) { item throws(StoreError) in
+      try checkSecret(secret)
+      try checkText(contentType)
+      item.secret = secret
+      item.contentType = contentType
+    }
   }
 
   func setLabel(_ reference: ItemReference, _ label: String) throws(StoreError) {
-    let item = try unlockedItem(reference)
-    try checkText(label)
-    item.label = label
-    item.modified = now
-    onEvent(.itemChanged(collection: reference.collection, item: reference.item))
+    try change(reference) { item throws(StoreError) in
+      try checkText(label)
+      item.label = label
+    }
   }
 
   func setType(_ reference: ItemReference, _ type: String) throws(StoreError) {
-    let item = try unlockedItem(reference)
-    try checkText(type)
-    item.type = type
-    item.modified = now
-    onEvent(.itemChanged(collection: reference.collection, item: reference.item))
+    try change(reference) { item throws(StoreError) in
+      try checkText(type)
+      item.type = type
+    }
   }
 
   func setAttributes(_ reference: ItemReference, _ attributes: [String: String]) throws(StoreError) {
+    try change(reference) { item throws(StoreError) in
+      try checkAttributes(attributes)
+      let expiry = try expiry(for: attributes)
+      guard let collection = collections[reference.collection] else { throw .noSuchCollection(reference.collection) }
+      collection.index.remove(reference.item, attributes: item.attributes)
+      item.attributes = attributes
+      collection.index.insert(reference.item, attributes: attributes)
+      item.expiresAt = expiry
+      if let expiry { schedule(expiry, reference) }
+    }
+  }
+
+  /// Applies one change to an unlocked item, then stamps it and signals `ItemChanged`; a change
+  /// that throws leaves the item as it was.
+  private func change(_ reference: ItemReference, _ apply: (StoredItem) throws(StoreError) -> Void) throws(StoreError) {
     let item = try unlockedItem(reference)
-    try checkAttributes(attributes)
-    let expiry = try expiry(for: attributes)
-    guard let collection = collections[reference.collection] else { throw .noSuchCollection(reference.collection) }
-    collection.index.remove(reference.item, attributes: item.attributes)
-    item.attributes = attributes
-    collection.index.insert(reference.item, attributes: attributes)
-    item.expiresAt = expiry
-    if let expiry { schedule(expiry, reference) }
+    try apply(item)
     item.modified = now
     onEvent(.itemChanged(collection: reference.collection, item: reference.item))
   }
