@@ -109,4 +109,19 @@ struct RoundTripTests {
       #expect(collections.contains { $0.path == path && $0.itemCount >= 1 && !$0.isLocked })
     }
   }
+
+  @Test(arguments: Provider.all)
+  func collectionsAreReadNowNotRememberedFromAnEarlierCall(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let (client, other) = (instance.client(), instance.client())
+      try await client.write(SecretValue("x"), service: "fresh", account: "a")
+      let path = try await client.path(of: .default)
+      let before = try #require(try await client.collections().first { $0.path == path })
+      try await other.write(SecretValue("y"), service: "fresh", account: "b")
+      try await other.lock(.default)
+      let after = try #require(try await client.collections().first { $0.path == path })
+      #expect(after.itemCount == before.itemCount + 1)
+      #expect(!before.isLocked && after.isLocked)
+    }
+  }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Secrets
 import SecretTestSupport
+import Synchronization
 import Testing
 
 @Suite("SecretKey: live changes")
@@ -17,20 +18,56 @@ struct SecretKeyLiveTests {
   }
 
   @Test(arguments: Provider.all)
-  func theKeysOwnWritesDoNotComeBackAsChanges(provider: Provider) async throws {
+  func theKeysOwnWriteReadBackIsNotANewValue(provider: Provider) async throws {
     try await withSecretKeys(provider) { instance, _ in
-      @Shared(.secret(service: "echo", account: "a")) var value: Int = 0
-      var changes = $value.values.makeAsyncIterator()
-      $value.withLock { $0 = 1 }
-      try await $value.save()
-      try instance.store("echo", "a", "2")
-      // The stream sees the local mutation (or skips it for the latest value), then the outside
-      // change; an echo of the key's own write would show 1 a second time.
-      var seen: [Int] = []
-      while seen.last != 2, let next = await changes.next() { seen.append(next) }
-      #expect(seen.filter { $0 == 1 }.count <= 1, "\(seen)")
-      #expect(seen.last == 2)
+      // The provider's notices are delivered by the test, so the echo of the key's own write is
+      // read back before anything else changes the item, every time.
+      let notices = ManualChangeNotices()
+      try await SecretStorage.$current.withValue(notices.storage(over: .secretService(instance.client()))) {
+        @Shared(.secret(service: "echo", account: "a")) var value: Int = 0
+        let seen = Mutex<[Int]>([])
+        let consumer = Task { [values = $value.values] in
+          for await value in values { seen.withLock { $0.append(value) } }
+        }
+        defer { consumer.cancel() }
+        try await eventually("the first value") { seen.withLock { $0 } == [0] }
+        $value.withLock { $0 = 1 }
+        try await $value.save()
+        let readsBefore = notices.reads
+        notices.deliver()
+        try await eventually("the read of the key's own write") { notices.reads > readsBefore }
+        try instance.store("echo", "a", "2")
+        notices.deliver()
+        try await eventually("the outside change") { seen.withLock { $0.last } == 2 }
+        #expect(seen.withLock { $0 } == [0, 1, 2], "an echo shows 1 twice")
+      }
     }
+  }
+}
+
+/// The provider's storage, with change notices delivered when a test says so and reads counted.
+final class ManualChangeNotices: Sendable {
+  private let onChange = Mutex<(@Sendable () -> Void)?>(nil)
+  private let readCount = Mutex(0)
+
+  var reads: Int { readCount.withLock { $0 } }
+
+  func storage(over provider: SecretStorage) -> SecretStorage {
+    var storage = provider
+    storage.read = { [self] address in
+      defer { readCount.withLock { $0 += 1 } }
+      return try provider.read(address)
+    }
+    storage.watch = { [self] _, notify in
+      onChange.withLock { $0 = notify }
+      return SharedSubscription {}
+    }
+    return storage
+  }
+
+  /// What the provider's change signal does: tells the key that its item may have changed.
+  func deliver() {
+    onChange.withLock { $0 }?()
   }
 }
 

@@ -30,26 +30,45 @@ extension ServiceHandle {
     return takeString(path)
   }
 
-  /// Every collection with its label, lock state and item count.
-  /// Wraps `secret_service_load_collections_sync` and `secret_service_get_collections`.
+  /// Every collection with its label, lock state and item count, as the provider has them now.
+  /// A collection deleted while they are read is left out.
   func collections() throws(SecretError) -> [CollectionInfo] {
-    _ = try call { error in secret_service_load_collections_sync(service, nil, &error) != 0 ? true : nil }
-    return takeObjects(secret_service_get_collections(service)) { object in
-      let collection = object.assumingMemoryBound(to: CLibSecret.SecretCollection.self)
-      let proxy = object.assumingMemoryBound(to: GDBusProxy.self)
-      return CollectionInfo(
-        path: g_dbus_proxy_get_object_path(proxy).map { String(cString: $0) } ?? "",
-        label: secret_collection_get_label(collection).map(takeString) ?? "",
-        isLocked: secret_collection_get_locked(collection) != 0,
-        itemCount: Self.itemCount(proxy)
-      )
+    let paths = try property("Collections", of: "org.freedesktop.Secret.Service", at: "/org/freedesktop/secrets", type: "ao")
+    defer { g_variant_unref(paths) }
+    var collections: [CollectionInfo] = []
+    for index in 0..<g_variant_n_children(paths) {
+      let child = g_variant_get_child_value(paths, index)
+      let path = String(cString: g_variant_get_string(child, nil))
+      g_variant_unref(child)
+      do {
+        collections.append(try collection(at: path))
+      } catch .noSuchObject {
+        continue
+      }
     }
+    return collections
   }
 
-  private static func itemCount(_ proxy: UnsafeMutablePointer<GDBusProxy>) -> Int {
-    guard let items = g_dbus_proxy_get_cached_property(proxy, "Items") else { return 0 }
-    defer { g_variant_unref(items) }
-    return Int(g_variant_n_children(items))
+  private func collection(at path: String) throws(SecretError) -> CollectionInfo {
+    let properties = try allProperties(of: "org.freedesktop.Secret.Collection", at: path)
+    defer { g_variant_unref(properties) }
+    return CollectionInfo(
+      path: path,
+      label: Self.value(in: properties, "Label", type: "s") { String(cString: g_variant_get_string($0, nil)) } ?? "",
+      isLocked: Self.value(in: properties, "Locked", type: "b") { g_variant_get_boolean($0) != 0 } ?? false,
+      itemCount: Self.value(in: properties, "Items", type: "ao") { Int(g_variant_n_children($0)) } ?? 0
+    )
+  }
+
+  /// `transform` of the entry `key` of an `a{sv}` dictionary, or `nil` when it is missing or
+  /// not of `type`.
+  private static func value<T>(
+    in dictionary: OpaquePointer, _ key: String, type: String, _ transform: (OpaquePointer) -> T
+  ) -> T? {
+    guard let value = type.withCString({ g_variant_lookup_value(dictionary, key, g_variant_type_checked_($0)) })
+    else { return nil }
+    defer { g_variant_unref(value) }
+    return transform(value)
   }
 
   /// Locks (or unlocks) collections by path and returns how many changed state.
