@@ -10,15 +10,16 @@
 
 #include "daemon-shim.h"
 
-// libsecret 0.20's SecretService constructor forces the session bus and the bus name from the
-// environment, whatever the caller passed. This subclass restores the caller's connection and
-// name right after that, still inside construction, so a client can talk to any bus.
+// libsecret 0.20's SecretService constructor forces the session bus, the bus name from the
+// environment and the default proxy flags, whatever the caller passed. This subclass restores
+// the caller's connection, name and flags right after that, still inside construction, so a
+// client can talk to any bus.
 static GObject *clibsecret_bus_service_constructor(GType type, guint count, GObjectConstructParam *params) {
   GObjectClass *parent = G_OBJECT_CLASS(g_type_class_peek(SECRET_TYPE_SERVICE));
   GObject *object = parent->constructor(type, count, params);
   for (guint i = 0; i < count; i++) {
     const char *name = params[i].pspec->name;
-    if (g_str_equal(name, "g-connection") || g_str_equal(name, "g-name")) {
+    if (g_str_equal(name, "g-connection") || g_str_equal(name, "g-name") || g_str_equal(name, "g-flags")) {
       g_object_set_property(object, name, params[i].value);
     }
   }
@@ -45,7 +46,11 @@ static GType clibsecret_bus_service_get_type(void) {
 }
 
 // g_initable_new is variadic, which Swift cannot call: this opens a SecretService proxy with a
-// transfer session on a connection and bus name the caller chose.
+// transfer session on a connection and bus name the caller chose. The proxy neither loads nor
+// follows properties: callers read them with Properties.Get when they need them, which saves
+// every process a round trip and leaves no signal subscription on a main context that nothing
+// iterates. Nor does it ask the bus to start the provider: its first call (OpenSession) does,
+// one round trip fewer.
 static inline SecretService *clibsecret_service_new(GDBusConnection *connection,
                                                     const char *bus_name,
                                                     GError **error) {
@@ -55,6 +60,8 @@ static inline SecretService *clibsecret_service_new(GDBusConnection *connection,
       "g-name", bus_name,
       "g-object-path", "/org/freedesktop/secrets",
       "g-interface-name", "org.freedesktop.Secret.Service",
+      "g-flags", G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES | G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS
+                     | G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START_AT_CONSTRUCTION,
       "flags", SECRET_SERVICE_OPEN_SESSION,
       NULL);
 }

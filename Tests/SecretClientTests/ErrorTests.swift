@@ -14,6 +14,16 @@ struct ErrorTests {
     #expect(SecretError.serviceUnavailable(busName: "x").description.contains("secretd"))
   }
 
+  @Test func anActivatableProviderIsStartedByTheFirstCall() async throws {
+    let secretd = try builtExecutable("secretd")
+    let bus = try PrivateBus(activatable: ["org.freedesktop.secrets": secretd.path])
+    defer { bus.stop() }
+    let client = SecretClient(bus: .address(bus.address), busName: "org.freedesktop.secrets")
+    try await client.write(SecretValue("started on demand"), service: "activation", account: "a")
+    #expect(try await client.read(service: "activation", account: "a")?.text == "started on demand")
+    #expect(try await client.provider().executable == secretd.path)
+  }
+
   @Test func aBusThatIsNotThereIsBusUnavailable() async throws {
     let client = SecretClient(bus: .address("unix:path=/nonexistent/bus"))
     await #expect {

@@ -1,17 +1,27 @@
 public import Foundation
 
-/// A `dbus-daemon` of our own, in a temporary folder, that never activates services: a name is
-/// owned only by a provider that the harness started. The user's session bus is never touched.
+/// A `dbus-daemon` of our own, in a temporary folder. It activates only the services a test
+/// asks for; otherwise a name is owned only by a provider that the harness started. The user's
+/// session bus is never touched.
 public final class PrivateBus: Sendable {
   public let address: String
   /// A temporary folder for this bus and everything started on it; removed on `stop()`.
   public let directory: URL
   private let daemon: ChildProcess
 
-  public init() throws {
+  /// - Parameter activatable: D-Bus service files to install, by bus name: the `Exec=` command
+  ///   that the bus runs when a message is sent to that name while nobody owns it.
+  public init(activatable: [String: String] = [:]) throws {
     directory = try makeTemporaryDirectory()
+    let services = directory.appending(path: "services")
+    try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
+    for (name, command) in activatable {
+      try "[D-BUS Service]\nName=\(name)\nExec=\(command)\n"
+        .write(to: services.appending(path: "\(name).service"), atomically: true, encoding: .utf8)
+    }
     let config = directory.appending(path: "bus.conf")
-    try Self.configuration(socket: directory.appending(path: "bus").path).write(to: config, atomically: true, encoding: .utf8)
+    try Self.configuration(socket: directory.appending(path: "bus").path, services: services.path)
+      .write(to: config, atomically: true, encoding: .utf8)
     let output = try ChildProcess.makePipe()
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
     defer { close(null) }
@@ -42,7 +52,7 @@ public final class PrivateBus: Sendable {
     return String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
   }
 
-  private static func configuration(socket: String) -> String {
+  private static func configuration(socket: String, services: String) -> String {
     """
     <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
      "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -50,6 +60,7 @@ public final class PrivateBus: Sendable {
       <type>session</type>
       <listen>unix:path=\(socket)</listen>
       <auth>EXTERNAL</auth>
+      <servicedir>\(services)</servicedir>
       <policy context="default">
         <allow send_destination="*" eavesdrop="true"/>
         <allow eavesdrop="true"/>
