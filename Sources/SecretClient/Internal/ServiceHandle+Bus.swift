@@ -64,25 +64,29 @@ extension ServiceHandle {
     return g_variant_get_child_value(reply, 0)
   }
 
+  /// Calls a method of the provider's object at `path`.
   private func callObject(
     _ path: String, _ interface: String, _ method: String, _ parameters: OpaquePointer, replyType: String
   ) throws(SecretError) -> OpaquePointer {
-    try withVariantType(replyType) { (type) throws(SecretError) in
-      try call(object: path) { error in
-        g_dbus_connection_call_sync(
-          connection, busName, path, interface, method, parameters, type, G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
-      }
-    }
+    try callMethod(destination: busName, path, interface, method, parameters, replyType: replyType, about: path)
   }
 
+  /// Calls a method of the bus daemon itself about the provider's name.
   private func callBus(_ method: String, argument: String, replyType: String) throws(SecretError) -> OpaquePointer {
     var child: OpaquePointer? = g_variant_new_string(argument)
-    let parameters = g_variant_new_tuple(&child, 1)
-    return try withVariantType(replyType) { (type) throws(SecretError) in
-      try call(object: busName) { error in
+    return try callMethod(
+      destination: "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
+      g_variant_new_tuple(&child, 1), replyType: replyType, about: busName)
+  }
+
+  private func callMethod(
+    destination: String, _ path: String, _ interface: String, _ method: String, _ parameters: OpaquePointer,
+    replyType: String, about object: String
+  ) throws(SecretError) -> OpaquePointer {
+    try withVariantType(replyType) { (type) throws(SecretError) in
+      try call(object: object) { error in
         g_dbus_connection_call_sync(
-          connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
-          parameters, type, G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
+          connection, destination, path, interface, method, parameters, type, G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
       }
     }
   }
