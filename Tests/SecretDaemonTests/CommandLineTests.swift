@@ -27,8 +27,8 @@ struct CommandLineTests {
       let second = try run(["--address", instance.busAddress])
       #expect(second.status == 1)
       #expect(second.stderrText.contains("already owned by secretd (pid \(instance.pid))"), "\(second.stderrText)")
-      let replacement = try startSecretd(address: instance.busAddress, busName: "org.freedesktop.secrets", ["--replace"])
-      defer { replacement.terminate(); replacement.waitUntilExit() }
+      let replacement = try startSecretd(on: instance, busName: "org.freedesktop.secrets", ["--replace"])
+      defer { replacement.stop() }
       let deadline = Date().addingTimeInterval(10)
       while isRunning(instance.pid), Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
       #expect(!isRunning(instance.pid))
@@ -41,12 +41,9 @@ struct CommandLineTests {
   @Test("SIGTERM exits cleanly with a log line")
   func sigterm() async throws {
     try await withProvider(.secretd) { (instance) async throws in
-      let extra = try startSecretd(address: instance.busAddress, busName: "org.example.secretd.term", [])
-      extra.terminate()
-      extra.waitUntilExit()
-      #expect(extra.terminationStatus == 0)
-      let errors = (extra.standardError as? Pipe)?.fileHandleForReading.readDataToEndOfFile() ?? Data()
-      let text = String(decoding: errors, as: UTF8.self)
+      let extra = try startSecretd(on: instance, busName: "org.example.secretd.term", [])
+      #expect(extra.stop() == 0)
+      let text = extra.stderrText
       #expect(text.contains("SIGTERM received"))
       #expect(text.split(separator: "\n").allSatisfy { $0.hasPrefix("secretd: ") })
     }
@@ -56,8 +53,8 @@ struct CommandLineTests {
   func limitFlags() async throws {
     try await withProvider(.secretd) { (instance) async throws in
       let name = "org.example.secretd.limited"
-      let limited = try startSecretd(address: instance.busAddress, busName: name, ["--max-items", "2"])
-      defer { limited.terminate(); limited.waitUntilExit() }
+      let limited = try startSecretd(on: instance, busName: name, ["--max-items", "2"])
+      defer { limited.stop() }
       let client = try RawClient(address: instance.busAddress, destination: name)
       let session = try client.openPlainSession()
       try client.createPlainItem(session: session, attributes: ["n": "1"], secret: [1])
@@ -66,8 +63,8 @@ struct CommandLineTests {
         try client.createPlainItem(session: session, attributes: ["n": "3"], secret: [3])
         Issue.record("a third item was accepted")
       } catch {
-        #expect(error.remoteName == "org.freedesktop.DBus.Error.LimitsExceeded")
-        #expect(error.message.contains("--max-items"))
+        #expect(error.remoteName == "org.freedesktop.DBus.Error.LimitsExceeded", "\(error.message)")
+        #expect(error.message.contains("--max-items"), "\(error.message)")
       }
     }
   }

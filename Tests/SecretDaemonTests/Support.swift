@@ -159,16 +159,38 @@ func secretdPath() -> String {
   return URL(filePath: me).deletingLastPathComponent().appending(path: "secretd").path
 }
 
-/// Starts an extra secretd on `address` with more arguments; returns the running process.
-func startSecretd(address: String, busName: String, _ extra: [String]) throws -> Process {
-  let process = Process()
-  process.executableURL = URL(filePath: secretdPath())
-  process.arguments = ["--address", address, "--bus-name", busName] + extra
-  process.standardError = Pipe()
-  try process.run()
+/// A second secretd on a test's bus, started with the harness's `ChildProcess` (every signal
+/// unblocked), its standard error kept in a file for the test to read.
+struct ExtraSecretd {
+  let process: ChildProcess
+  let log: URL
+
+  /// Sends SIGTERM and returns the exit status.
+  @discardableResult
+  func stop() -> Int32 {
+    process.signal(SIGTERM)
+    return process.wait()
+  }
+
+  var stderrText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+}
+
+/// Starts an extra secretd on `instance`'s bus under `busName`, once it owns that name.
+func startSecretd(on instance: ProviderInstance, busName: String, _ extra: [String]) throws -> ExtraSecretd {
+  let log = instance.bus.directory.appending(path: "secretd-\(busName).log")
+  let file = open(log.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+  let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+  defer { [file, null].forEach { close($0) } }
+  let process = try ChildProcess(
+    URL(filePath: secretdPath()), ["--address", instance.busAddress, "--bus-name", busName] + extra,
+    environment: instance.environment, stdin: null, stdout: null, stderr: file)
+  let extraSecretd = ExtraSecretd(process: process, log: log)
   let wait = try runProcess(
-    "gdbus", ["wait", "--address", address, "--timeout", "20", busName], input: nil,
+    "gdbus", ["wait", "--address", instance.busAddress, "--timeout", "20", busName], input: nil,
     environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
-  guard wait.status == 0 else { throw HarnessError("secretd did not take \(busName)") }
-  return process
+  guard wait.status == 0 else {
+    extraSecretd.stop()
+    throw HarnessError("secretd did not take \(busName): \(extraSecretd.stderrText)")
+  }
+  return extraSecretd
 }
