@@ -18,16 +18,19 @@ struct CollectionObject {
     }
   }
 
-  func property(_ property: String) throws(DBusError) -> DBusValue {
+  /// The values of `properties`, read from one lookup of the collection.
+  func properties(_ properties: [String]) throws(DBusError) -> [DBusValue] {
     guard let collection = daemon.store.collections[name] else { throw .noSuchObject("no collection \(path)") }
-    switch property {
-    case "Items":
-      return .objectPaths(collection.search([:], now: daemon.store.now).map { ObjectPaths.item(ItemReference(collection: name, item: $0)) })
-    case "Label": return .string(collection.label)
-    case "Locked": return .boolean(collection.locked)
-    case "Created": return .uint64(collection.created)
-    case "Modified": return .uint64(collection.modified)
-    default: throw .unknownProperty(Interfaces.collection, property, path)
+    return try properties.map { (property) throws(DBusError) -> DBusValue in
+      switch property {
+      case "Items":
+        return .objectPaths(collection.search([:], now: daemon.store.now).map { ObjectPaths.item(ItemReference(collection: name, item: $0)) })
+      case "Label": return .string(collection.label)
+      case "Locked": return .boolean(collection.locked)
+      case "Created": return .uint64(collection.created)
+      case "Modified": return .uint64(collection.modified)
+      default: throw .unknownProperty(Interfaces.collection, property, path)
+      }
     }
   }
 

@@ -218,15 +218,15 @@ extension Daemon: ObjectTree {
     }
   }
 
-  func property(path: String, interface: String, name: String, sender: String) throws(DBusError) -> DBusValue {
-    try exclusive.run { () throws(DBusError) -> DBusValue in
-      try unlockedProperty(path: path, interface: interface, name: name, sender: sender)
+  func properties(path: String, interface: String, names: [String]) throws(DBusError) -> [DBusValue] {
+    try exclusive.run { () throws(DBusError) -> [DBusValue] in
+      try unlockedProperties(path: path, interface: interface, names: names)
     }
   }
 
-  func setProperty(path: String, interface: String, name: String, value: Variant, sender: String) throws(DBusError) {
+  func setProperty(path: String, interface: String, name: String, value: Variant) throws(DBusError) {
     try exclusive.run { () throws(DBusError) in
-      try unlockedSetProperty(path: path, interface: interface, name: name, value: value, sender: sender)
+      try unlockedSetProperty(path: path, interface: interface, name: name, value: value)
     }
   }
 }
@@ -278,25 +278,21 @@ extension Daemon {
     publishDeferredEvents()
   }
 
-  private func unlockedProperty(path: String, interface: String, name: String, sender: String) throws(DBusError)
-    -> DBusValue
-  {
+  private func unlockedProperties(path: String, interface: String, names: [String]) throws(DBusError) -> [DBusValue] {
     switch (ObjectNode(path: path), interface) {
     case (.service?, Interfaces.service):
-      return try ServiceObject(daemon: self).property(name)
+      return try ServiceObject(daemon: self).properties(names)
     case (.collection(let collection)?, Interfaces.collection):
-      return try CollectionObject(daemon: self, name: try resolve(collection)).property(name)
+      return try CollectionObject(daemon: self, name: try resolve(collection)).properties(names)
     case (.item(let collection, let number)?, Interfaces.item):
       let reference = ItemReference(collection: try resolve(collection), item: number)
-      return try ItemObject(daemon: self, reference: reference).property(name)
+      return try ItemObject(daemon: self, reference: reference).properties(names)
     default:
-      throw .unknownProperty(interface, name, path)
+      throw .unknownProperty(interface, names.first ?? "", path)
     }
   }
 
-  private func unlockedSetProperty(
-    path: String, interface: String, name: String, value: Variant, sender: String
-  ) throws(DBusError) {
+  private func unlockedSetProperty(path: String, interface: String, name: String, value: Variant) throws(DBusError) {
     switch (ObjectNode(path: path), interface) {
     case (.collection(let collection)?, Interfaces.collection):
       try CollectionObject(daemon: self, name: try resolve(collection)).setProperty(name, value)

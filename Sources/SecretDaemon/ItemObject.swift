@@ -18,16 +18,19 @@ struct ItemObject {
     }
   }
 
-  func property(_ name: String) throws(DBusError) -> DBusValue {
+  /// The values of `names`, read from one lookup of the item.
+  func properties(_ names: [String]) throws(DBusError) -> [DBusValue] {
     let item = try stored()
-    switch name {
-    case "Locked": return .boolean(daemon.store.collections[reference.collection]?.locked ?? false)
-    case "Attributes": return .stringDictionary(item.attributes)
-    case "Label": return .string(item.label)
-    case "Type": return .string(item.type)
-    case "Created": return .uint64(item.created)
-    case "Modified": return .uint64(item.modified)
-    default: throw .unknownProperty(Interfaces.item, name, path)
+    return try names.map { (name) throws(DBusError) -> DBusValue in
+      switch name {
+      case "Locked": return .boolean(daemon.store.collections[reference.collection]?.locked ?? false)
+      case "Attributes": return .stringDictionary(item.attributes)
+      case "Label": return .string(item.label)
+      case "Type": return .string(item.type)
+      case "Created": return .uint64(item.created)
+      case "Modified": return .uint64(item.modified)
+      default: throw .unknownProperty(Interfaces.item, name, path)
+      }
     }
   }
 

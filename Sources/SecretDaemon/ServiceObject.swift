@@ -19,10 +19,12 @@ struct ServiceObject {
     }
   }
 
-  func property(_ name: String) throws(DBusError) -> DBusValue {
-    switch name {
-    case "Collections": return .objectPaths(daemon.store.collectionNames.map(ObjectPaths.collection))
-    default: throw .unknownProperty(Interfaces.service, name, ObjectPaths.root)
+  func properties(_ names: [String]) throws(DBusError) -> [DBusValue] {
+    try names.map { (name) throws(DBusError) -> DBusValue in
+      switch name {
+      case "Collections": return .objectPaths(daemon.store.collectionNames.map(ObjectPaths.collection))
+      default: throw .unknownProperty(Interfaces.service, name, ObjectPaths.root)
+      }
     }
   }
 

@@ -50,6 +50,25 @@ struct ExpiryTests {
     #expect(store.itemCount == 0)
   }
 
+  @Test("rewriting an item under a default TTL keeps the expiry queue bounded by the items, and the latest time wins")
+  func rewritesDoNotGrowTheQueue() throws {
+    let clock = ManualClock(1_000)
+    let store = Store(clock: clock, defaultTTL: 86_400)
+    for _ in 0..<10_000 {
+      clock.advance(by: 1)
+      _ = try store.createItem(in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secret("t"), replace: true)
+    }
+    #expect(store.itemCount == 1)
+    #expect(store.pendingExpiries <= 2 * store.itemCount + 65)
+    // Entries for earlier writes come up first and must not delete the rewritten item.
+    clock.advance(by: 86_399)
+    store.purgeExpired()
+    #expect(store.itemCount == 1)
+    clock.advance(by: 1)
+    store.purgeExpired()
+    #expect(store.itemCount == 0)
+  }
+
   @Test("over the bus: the expiry timer itself sends ItemDeleted for the expired item, not early")
   func timerSignalsItemDeleted() async throws {
     try await withProvider(.secretd) { (instance) async throws in

@@ -83,6 +83,8 @@ struct MalformedCallTests {
       // Missing objects.
       expectError(noObject, "/org/freedesktop/secrets/collection/session/99999", item, "GetSecret", .tuple([.objectPath(plain)]))
       expectError(noObject, "/org/freedesktop/secrets/collection/session/99999", Interfaces.properties, "Get", .tuple([.string(item), .string("Label")]))
+      expectError(noObject, "/org/freedesktop/secrets/collection/session/99999", Interfaces.properties, "GetAll", .tuple([.string(item)]))
+      expectError(noObject, "/org/freedesktop/secrets/collection/nothing", Interfaces.properties, "GetAll", .tuple([.string(Interfaces.collection)]))
       expectError(noObject, "/org/freedesktop/secrets/aliases/nothing", Interfaces.collection, "CreateItem", create(secret(plain, [], [1])))
       expectError(noObject, "/org/freedesktop/secrets/collection/nothing", Interfaces.collection, "Delete", .tuple([]))
       expectError(noObject, self.service, service, "SetAlias", .tuple([.string("x"), .objectPath("/org/freedesktop/secrets/collection/nothing")]))

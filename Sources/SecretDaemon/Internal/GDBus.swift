@@ -120,8 +120,10 @@ protocol ObjectTree: AnyObject {
   func call(
     path: String, interface: String, method: String, parameters: Variant, sender: String,
     invocation: MethodInvocation)
-  func property(path: String, interface: String, name: String, sender: String) throws(DBusError) -> DBusValue
-  func setProperty(path: String, interface: String, name: String, value: Variant, sender: String) throws(DBusError)
+  /// The values of the properties `names`, read together: an object that is not there is an
+  /// error, not an empty answer.
+  func properties(path: String, interface: String, names: [String]) throws(DBusError) -> [DBusValue]
+  func setProperty(path: String, interface: String, name: String, value: Variant) throws(DBusError)
 }
 
 /// Parsed introspection data. Wraps g_dbus_node_info_new_for_xml.
@@ -280,10 +282,10 @@ private func interfaceGetProperty(
   _ error: UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?, _ userData: gpointer?
 ) -> OpaquePointer? {
   guard let registration = SubtreeRegistration.from(userData) else { return nil }
-  do {
-    let value = try registration.tree.property(
-      path: string(objectPath), interface: string(interfaceName), name: string(propertyName), sender: string(sender))
-    return value.makeFloating()
+  do throws(DBusError) {
+    let values = try registration.tree.properties(
+      path: string(objectPath), interface: string(interfaceName), names: [string(propertyName)])
+    return values.first?.makeFloating()
   } catch let failure {
     setError(error, failure)
     return nil
@@ -296,10 +298,10 @@ private func interfaceSetProperty(
   _ error: UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?, _ userData: gpointer?
 ) -> gboolean {
   guard let registration = SubtreeRegistration.from(userData), let value else { return 0 }
-  do {
+  do throws(DBusError) {
     try registration.tree.setProperty(
       path: string(objectPath), interface: string(interfaceName), name: string(propertyName),
-      value: Variant(borrowing: value), sender: string(sender))
+      value: Variant(borrowing: value))
     return 1
   } catch let failure {
     setError(error, failure)

@@ -99,7 +99,7 @@ final class WorkerDispatch {
     let sender = g_dbus_message_get_sender(message).map { String(cString: $0) } ?? ""
 
     if interface == Interfaces.properties {
-      return handleProperties(tree, member, body, signature, path: path, sender: sender, message: message, connection: connection)
+      return handleProperties(tree, member, body, signature, path: path, message: message, connection: connection)
     }
     guard shapes.methods[interface]?[member] == signature, tree.interfaces(at: path)?.contains(interface) == true
     else { return false }
@@ -110,7 +110,7 @@ final class WorkerDispatch {
   }
 
   private func handleProperties(
-    _ tree: any ObjectTree, _ member: String, _ body: Variant, _ signature: String, path: String, sender: String, message: OpaquePointer,
+    _ tree: any ObjectTree, _ member: String, _ body: Variant, _ signature: String, path: String, message: OpaquePointer,
     connection: OpaquePointer
   ) -> Bool {
     guard let interface = body.child(0)?.string, let properties = shapes.properties[interface],
@@ -122,27 +122,28 @@ final class WorkerDispatch {
       guard let name = body.child(1)?.string, properties[name]?.readable == true else { return false }
       invocation = MethodInvocation(message: message, connection: connection)
       do throws(DBusError) {
-        let value = try tree.property(path: path, interface: interface, name: name, sender: sender)
-        invocation.reply(.tuple([.variant(value)]))
+        let values = try tree.properties(path: path, interface: interface, names: [name])
+        invocation.reply(.tuple(values.map(DBusValue.variant)))
       } catch {
         invocation.fail(error)
       }
     case ("GetAll", "(s)"):
       invocation = MethodInvocation(message: message, connection: connection)
-      var entries: [DBusValue] = []
-      for name in shapes.propertyNames[interface] ?? [] where properties[name]?.readable == true {
-        if let value = try? tree.property(path: path, interface: interface, name: name, sender: sender) {
-          entries.append(.dictEntry(.string(name), .variant(value)))
-        }
+      let names = (shapes.propertyNames[interface] ?? []).filter { properties[$0]?.readable == true }
+      do throws(DBusError) {
+        let values = try tree.properties(path: path, interface: interface, names: names)
+        let entries = zip(names, values).map { DBusValue.dictEntry(.string($0), .variant($1)) }
+        invocation.reply(.tuple([.array(elementType: "{sv}", entries)]))
+      } catch {
+        invocation.fail(error)
       }
-      invocation.reply(.tuple([.array(elementType: "{sv}", entries)]))
     case ("Set", "(ssv)"):
       guard let name = body.child(1)?.string, let property = properties[name], property.writable,
         let value = body.child(2)?.unboxed, value.typeString == property.signature
       else { return false }
       invocation = MethodInvocation(message: message, connection: connection)
       do throws(DBusError) {
-        try tree.setProperty(path: path, interface: interface, name: name, value: value, sender: sender)
+        try tree.setProperty(path: path, interface: interface, name: name, value: value)
         invocation.reply(.tuple([]))
       } catch {
         invocation.fail(error)

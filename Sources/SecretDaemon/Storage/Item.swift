@@ -2,7 +2,6 @@
 
 /// An item: label, attributes, content type, the secret in locked memory, times, expiry.
 final class StoredItem {
-  let number: Int
   var label: String
   var attributes: [String: String]
   /// The item's schema (`Type` property), such as `org.freedesktop.Secret.Generic`.
@@ -12,14 +11,11 @@ final class StoredItem {
   var secret: SecureBuffer
   let created: UInt64
   var modified: UInt64
-  /// Unix seconds after which the item is gone; nil for never.
+  /// Unix seconds after which the item is gone; nil for never. Set through the store, which
+  /// keeps its expiry queue in step.
   var expiresAt: UInt64?
 
-  init(
-    number: Int, label: String, attributes: [String: String], type: String, contentType: String, secret: SecureBuffer,
-    now: UInt64, expiresAt: UInt64?
-  ) {
-    self.number = number
+  init(label: String, attributes: [String: String], type: String, contentType: String, secret: SecureBuffer, now: UInt64) {
     self.label = label
     self.attributes = attributes
     self.type = type
@@ -27,7 +23,6 @@ final class StoredItem {
     self.secret = secret
     self.created = now
     self.modified = now
-    self.expiresAt = expiresAt
   }
 
   func isExpired(at now: UInt64) -> Bool {

@@ -44,6 +44,8 @@ final class Store {
   private(set) var aliases: [String: String] = [:]
   private(set) var itemCount = 0
   private var expiries = ExpiryQueue()
+  /// Entries in the expiry queue, stale ones included.
+  var pendingExpiries: Int { expiries.count }
 
   init(limits: Limits = Limits(), clock: any Clock = SystemClock(), defaultTTL: UInt64? = nil) {
     self.limits = limits
@@ -176,8 +178,7 @@ final class Store {
       item.contentType = contentType
       item.secret = secret
       item.modified = now
-      item.expiresAt = expiry
-      if let expiry { schedule(expiry, ItemReference(collection: name, item: existing)) }
+      setExpiry(expiry, of: item, ItemReference(collection: name, item: existing))
       collection.modified = now
       onEvent(.itemChanged(collection: name, item: existing))
       return (existing, true)
@@ -187,14 +188,12 @@ final class Store {
     }
     let number = collection.nextNumber
     collection.nextNumber += 1
-    let item = StoredItem(
-      number: number, label: label, attributes: attributes, type: type, contentType: contentType, secret: secret, now: now,
-      expiresAt: expiry)
+    let item = StoredItem(label: label, attributes: attributes, type: type, contentType: contentType, secret: secret, now: now)
     collection.items[number] = item
     collection.index.insert(number, attributes: attributes)
     collection.modified = now
     itemCount += 1
-    if let expiry { schedule(expiry, ItemReference(collection: name, item: number)) }
+    setExpiry(expiry, of: item, ItemReference(collection: name, item: number))
     onEvent(.itemCreated(collection: name, item: number))
     return (number, false)
   }
@@ -246,8 +245,7 @@ final class Store {
       collection.index.remove(reference.item, attributes: item.attributes)
       item.attributes = attributes
       collection.index.insert(reference.item, attributes: attributes)
-      item.expiresAt = expiry
-      if let expiry { schedule(expiry, reference) }
+      setExpiry(expiry, of: item, reference)
     }
   }
 
@@ -290,10 +288,27 @@ final class Store {
     return expiries.peek?.time
   }
 
-  private func schedule(_ time: UInt64, _ reference: ItemReference) {
+  /// Sets when `item` expires. An entry whose item was deleted or given another time stays in
+  /// the queue until it comes up (it is skipped then); once stale entries could outnumber the
+  /// items, the queue is rebuilt from the items, so it never grows with rewrites alone.
+  private func setExpiry(_ expiry: UInt64?, of item: StoredItem, _ reference: ItemReference) {
+    guard item.expiresAt != expiry else { return }
+    if expiries.count > 2 * itemCount + 64 { rebuildExpiries() }
+    item.expiresAt = expiry
+    guard let expiry else { return }
     let previous = expiries.peek?.time
-    expiries.push(time: time, reference: reference)
-    if previous.map({ time < $0 }) ?? true { onNextExpiryChanged(time) }
+    expiries.push(time: expiry, reference: reference)
+    if previous.map({ expiry < $0 }) ?? true { onNextExpiryChanged(expiry) }
+  }
+
+  private func rebuildExpiries() {
+    var queue = ExpiryQueue()
+    for (name, collection) in collections {
+      for (number, item) in collection.items {
+        if let time = item.expiresAt { queue.push(time: time, reference: ItemReference(collection: name, item: number)) }
+      }
+    }
+    expiries = queue
   }
 
   private func expiry(for attributes: [String: String]) throws(StoreError) -> UInt64? {
