@@ -1,1 +1,23 @@
+#ifndef CGCRYPT_SHIM_H
+#define CGCRYPT_SHIM_H
+
 #include <gcrypt.h>
+
+// gcry_control is variadic: one helper per command the daemon uses.
+static inline gcry_error_t secretd_gcry_disable_secmem_warnings(void) {
+  return gcry_control(GCRYCTL_DISABLE_SECMEM_WARN, 0);
+}
+
+static inline gcry_error_t secretd_gcry_init_secmem(unsigned int bytes) {
+  return gcry_control(GCRYCTL_INIT_SECMEM, bytes, 0);
+}
+
+static inline gcry_error_t secretd_gcry_initialization_finished(void) {
+  return gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
+}
+
+static inline int secretd_gcry_initialized(void) {
+  return gcry_control(GCRYCTL_INITIALIZATION_FINISHED_P) != 0;
+}
+
+#endif

@@ -5,7 +5,6 @@
 
 #include <glib.h>
 #include <glib-unix.h>
-#include <gcrypt.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -26,23 +25,6 @@ static inline int secretd_set_not_dumpable(void) {
 
 static inline int secretd_get_dumpable(void) {
   return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
-}
-
-// gcry_control is variadic: one helper per command the daemon uses.
-static inline gcry_error_t secretd_gcry_disable_secmem_warnings(void) {
-  return gcry_control(GCRYCTL_DISABLE_SECMEM_WARN, 0);
-}
-
-static inline gcry_error_t secretd_gcry_init_secmem(unsigned int bytes) {
-  return gcry_control(GCRYCTL_INIT_SECMEM, bytes, 0);
-}
-
-static inline gcry_error_t secretd_gcry_initialization_finished(void) {
-  return gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
-}
-
-static inline int secretd_gcry_initialized(void) {
-  return gcry_control(GCRYCTL_INITIALIZATION_FINISHED_P) != 0;
 }
 
 #endif

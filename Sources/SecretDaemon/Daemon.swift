@@ -61,7 +61,7 @@ public final class Daemon {
       guard let name = arguments.child(0)?.string, let newOwner = arguments.child(2)?.string,
         newOwner.isEmpty, name.hasPrefix(":")
       else { return }
-      self.exclusive.run { _ = self.sessions.closeAll(ownedBy: name) }
+      self.exclusive.run { self.sessions.closeAll(ownedBy: name) }
     }
     // Last: from here on, calls are answered on the worker thread too.
     connection.serveOnWorkerThread(root: ObjectPaths.root, tree: self, descriptions: descriptions)
@@ -69,8 +69,6 @@ public final class Daemon {
 
   /// Counts for logs and tests.
   public var itemCount: Int { exclusive.run { store.itemCount } }
-  public var sessionCount: Int { exclusive.run { sessions.count } }
-
   // MARK: Events to signals
 
   private func publishDeferredEvents() {

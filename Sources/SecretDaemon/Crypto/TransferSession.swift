@@ -124,11 +124,9 @@ final class SessionRegistry {
     if byOwner[session.owner]?.isEmpty == true { byOwner[session.owner] = nil }
   }
 
-  /// Closes every session of a client that left the bus; returns how many.
-  @discardableResult
-  func closeAll(ownedBy owner: String) -> Int {
-    guard let numbers = byOwner.removeValue(forKey: owner) else { return 0 }
+  /// Closes every session of a client that left the bus.
+  func closeAll(ownedBy owner: String) {
+    guard let numbers = byOwner.removeValue(forKey: owner) else { return }
     for number in numbers { sessions.removeValue(forKey: number)?.close() }
-    return numbers.count
   }
 }

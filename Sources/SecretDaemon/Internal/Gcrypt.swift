@@ -1,6 +1,5 @@
 // libgcrypt wrappers: the only file that calls gcry_*.
 import CGcrypt
-import CLibSecret
 import Synchronization
 
 /// A failure inside libgcrypt, keeping its code and text.
@@ -29,13 +28,6 @@ enum Gcrypt {
       _ = secretd_gcry_init_secmem(256 * 1024)
       _ = secretd_gcry_initialization_finished()
     }
-  }
-
-  /// Fills `buffer` with strong random bytes. Wraps gcry_randomize.
-  static func randomize(_ buffer: UnsafeMutableRawBufferPointer) {
-    initialize()
-    guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-    gcry_randomize(base, buffer.count, GCRY_STRONG_RANDOM)
   }
 
   /// Public random bytes such as IVs. Wraps gcry_create_nonce.

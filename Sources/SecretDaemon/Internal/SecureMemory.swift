@@ -17,17 +17,10 @@ enum SecureMemory {
   struct State: ~Copyable {
     /// Free blocks by size class, as addresses (plain integers keep the state Sendable).
     var freeLists: [[UInt]] = Array(repeating: [], count: 12)
-    var lockedBytes = 0
-    var mappedBytes = 0
     var lockFailed = false
   }
 
   static let state = Mutex(State())
-
-  /// How many bytes are mapped and how many of them are locked.
-  static var usage: (mapped: Int, locked: Int, lockFailed: Bool) {
-    state.withLock { ($0.mappedBytes, $0.lockedBytes, $0.lockFailed) }
-  }
 
   static func sizeClass(for count: Int) -> Int? {
     var size = smallestClass
@@ -44,10 +37,7 @@ enum SecureMemory {
     let mapped = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
     guard let pointer = mapped, pointer != MAP_FAILED else { return nil }
     _ = madvise(pointer, count, MADV_DONTDUMP)
-    state.mappedBytes += count
-    if mlock(pointer, count) == 0 {
-      state.lockedBytes += count
-    } else if !state.lockFailed {
+    if mlock(pointer, count) != 0, !state.lockFailed {
       state.lockFailed = true
       Log.warning(
         "could not lock secret memory (mlock: \(String(cString: strerror(errno)))); "
@@ -85,13 +75,9 @@ enum SecureMemory {
     secretd_wipe(pointer, capacity)
     let address = UInt(bitPattern: pointer)
     let unmap = state.withLock { state -> Bool in
-      if let index = sizeClass(for: capacity), capacity == smallestClass << index {
-        state.freeLists[index].append(address)
-        return false
-      }
-      state.mappedBytes -= capacity
-      state.lockedBytes = max(0, state.lockedBytes - capacity)
-      return true
+      guard let index = sizeClass(for: capacity), capacity == smallestClass << index else { return true }
+      state.freeLists[index].append(address)
+      return false
     }
     if unmap {
       _ = munlock(pointer, capacity)
