@@ -43,7 +43,8 @@ extension SecretClient {
     try withService { service throws(SecretError) in
       let path = try Self.path(of: collection, on: service)
       guard try service.setLocked(false, paths: [path]) > 0 else {
-        if try service.collections().contains(where: { $0.path == path && !$0.isLocked }) { return }
+        // Nothing changed: either it was already unlocked, or the prompt was dismissed.
+        if try !service.isLocked(collection: path) { return }
         throw .promptDismissed
       }
     }

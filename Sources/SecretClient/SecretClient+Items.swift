@@ -14,9 +14,9 @@ extension SecretClient {
   ) throws(SecretError) -> SecretValue? {
     try Self.validate(attributes)
     return try withService { service throws(SecretError) in
-      var (unlocked, locked) = try Self.itemPaths(attributes, in: collection, on: service)
-      if exactly { unlocked = try Self.exactMatches(unlocked, attributes, on: service) }
-      guard let path = try Self.preferredItem(unlocked, exactly: attributes, on: service) else {
+      let (found, locked) = try Self.itemPaths(attributes, in: collection, on: service)
+      let unlocked = exactly ? try Self.exactMatches(found, attributes, on: service) : found
+      guard let path = exactly ? unlocked.first : try Self.preferredItem(unlocked, exactly: attributes, on: service) else {
         if let lockedPath = locked.first { throw .locked(path: Self.collectionPath(ofItem: lockedPath)) }
         return nil
       }
@@ -44,15 +44,15 @@ extension SecretClient {
       guard exactly else {
         return try service.store(value, attributes: attributes, label: label, collection: collection.libsecretName)
       }
-      let (unlocked, _) = try Self.itemPaths(attributes, in: collection, on: service)
-      let exact = try Self.exactMatches(unlocked, attributes, on: service)
-      if exact.count == unlocked.count {
+      let collectionPath = try Self.path(of: collection, on: service)
+      let (found, _) = try Self.itemPaths(attributes, inCollectionAt: collectionPath, on: service)
+      let exact = try Self.exactMatches(found, attributes, on: service)
+      if exact.count == found.count {
         // No item carries more attributes, so the provider's replace can only hit this one.
         try service.store(value, attributes: attributes, label: label, collection: collection.libsecretName)
       } else if let path = exact.first {
         try service.setSecret(value, at: path)
       } else {
-        let collectionPath = try Self.path(of: collection, on: service)
         try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value)
       }
     }
@@ -66,8 +66,8 @@ extension SecretClient {
   ) throws(SecretError) -> Bool {
     try Self.validate(attributes)
     return try withService { service throws(SecretError) in
-      var (unlocked, locked) = try Self.itemPaths(attributes, in: collection, on: service)
-      if exactly { unlocked = try Self.exactMatches(unlocked, attributes, on: service) }
+      let (found, locked) = try Self.itemPaths(attributes, in: collection, on: service)
+      let unlocked = exactly ? try Self.exactMatches(found, attributes, on: service) : found
       if unlocked.isEmpty, let lockedPath = locked.first {
         throw .locked(path: Self.collectionPath(ofItem: lockedPath))
       }
@@ -99,12 +99,22 @@ extension SecretClient {
     }
   }
 
+  /// Matching items, split by lock state, in `collection` when one is given.
   private static func itemPaths(
     _ attributes: [String: String], in collection: CollectionID?, on service: ServiceHandle
   ) throws(SecretError) -> (unlocked: [String], locked: [String]) {
+    var collectionPath: String?
+    if let collection { collectionPath = try path(of: collection, on: service) }
+    return try itemPaths(attributes, inCollectionAt: collectionPath, on: service)
+  }
+
+  /// Matching items, split by lock state, in the collection at `collectionPath` when given.
+  private static func itemPaths(
+    _ attributes: [String: String], inCollectionAt collectionPath: String?, on service: ServiceHandle
+  ) throws(SecretError) -> (unlocked: [String], locked: [String]) {
     let (unlocked, locked) = try service.searchPaths(attributes)
-    guard let collection else { return (unlocked, locked) }
-    let prefix = try path(of: collection, on: service) + "/"
+    guard let collectionPath else { return (unlocked, locked) }
+    let prefix = collectionPath + "/"
     return (unlocked.filter { $0.hasPrefix(prefix) }, locked.filter { $0.hasPrefix(prefix) })
   }
 

@@ -66,11 +66,11 @@ public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConve
   }
 
   /// The first load reads at once, like a Keychain query; an explicit `load()` reads off the
-  /// cooperative pool.
+  /// cooperative pool, in turn with the reads that change signals cause.
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
     switch context {
     case .initialValue: continuation.resume(with: core.load())
-    case .userInitiated: DispatchQueue.global().async { [core] in continuation.resume(with: core.load()) }
+    case .userInitiated: core.loadInTurn { continuation.resume(with: $0) }
     }
   }
 
@@ -81,7 +81,11 @@ public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConve
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
     switch context {
     case .didSet: core.scheduleWrite(value, continuation)
-    case .userInitiated: DispatchQueue.global().async { [core] in continuation.resume(with: core.writeNow(value)) }
+    case .userInitiated:
+      // The write takes its place now, so a mutation made after `save()` began stays pending
+      // and is written after this value, never dropped in its favour.
+      let write = core.claimWriteNow(value)
+      DispatchQueue.global().async { continuation.resume(with: write()) }
     }
   }
 }

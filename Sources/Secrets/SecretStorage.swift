@@ -15,7 +15,9 @@ import Synchronization
 /// }
 /// ```
 ///
-/// Each operation blocks; ``SecretKey`` calls them off Swift's cooperative pool.
+/// Each operation blocks. ``SecretKey`` makes its first read and starts its watch on the thread
+/// that declares it (so the value is there when declared, like a Keychain query); every later
+/// read and write runs off Swift's cooperative pool.
 public struct SecretStorage: Sendable {
   /// The item's bytes, or `nil` when there is no item.
   public var read: @Sendable (SecretItemAddress) throws -> [UInt8]?

@@ -118,6 +118,14 @@ public final class WriteBatcher<Value: Sendable>: Sendable {
   ///
   /// - Throws: The error of `write`; completions of the superseded pending value receive it too.
   public func writeNow(_ value: Value) throws {
+    try claimWriteNow(value)()
+  }
+
+  /// The first half of ``writeNow(_:)``, for a key that writes on another thread: cancels the
+  /// pending write and gives `value` its place in write order at once, and returns the write
+  /// itself. A value scheduled after this call is newer: it stays pending and is never replaced
+  /// by `value`.
+  public func claimWriteNow(_ value: Value) -> @Sendable () throws -> Void {
     let (sequence, superseded, window) = state.withLock { state in
       state.nextSequence += 1
       let superseded = state.pending
@@ -128,9 +136,11 @@ public final class WriteBatcher<Value: Sendable>: Sendable {
       return (state.nextSequence, superseded, window)
     }
     window?.cancel()
-    let result = perform(value, sequence: sequence)
-    superseded?.completion?(result)
-    try result.get()
+    return { [self] in
+      let result = perform(value, sequence: sequence)
+      superseded?.completion?(result)
+      try result.get()
+    }
   }
 
   /// Writes the pending value now, if any.

@@ -47,6 +47,21 @@ struct SecretKeyLoadTests {
   }
 
   @Test(arguments: Provider.all)
+  func undecodableBytesThatWereReplacedFromOutsideAreNotBackedUp(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, _ in
+      try instance.store("fixed", "a", "not json at all")
+      @Shared(.secret(service: "fixed", account: "a")) var token: Token? = nil
+      #expect($token.loadError != nil)
+      try instance.store("fixed", "a", #"{"value":"good","expires":1}"#)
+      try await eventually("the outside fix") { [shared = $token] in shared.wrappedValue == Token(value: "good", expires: 1) }
+      $token.withLock { $0 = Token(value: "newer", expires: 2) }
+      try await $token.save()
+      let items = try await instance.client().search(["service": "fixed"])
+      #expect(items.count == 1, "a backup of bytes no longer in the item: \(items.map(\.attributes))")
+    }
+  }
+
+  @Test(arguments: Provider.all)
   func twoDeclarationsOfTheSameSecretShareOneValue(provider: Provider) async throws {
     try await withSecretKeys(provider) { _, _ in
       @Shared(.secret(service: "shared", account: "a")) var first: Token? = nil

@@ -41,6 +41,21 @@ struct WriteBatcherTests {
     #expect(clock.scheduledCount == 0)
   }
 
+  @Test func aValueScheduledAfterAClaimedWriteStaysPendingAndIsWrittenLast() throws {
+    let batcher = makeBatcher()
+    batcher.schedule(1)
+    let write = batcher.claimWriteNow(2)
+    let completions = WriteLog<Bool>()
+    batcher.schedule(3) { completions.append((try? $0.get()) != nil) }
+    try write()
+    #expect(log.all == [2])
+    #expect(batcher.hasPendingWrite)
+    #expect(completions.all.isEmpty, "the newer value was carried by an older write")
+    clock.advance(by: .seconds(1))
+    #expect(log.all == [2, 3])
+    #expect(completions.all == [true])
+  }
+
   @Test func completionsReceiveTheWriteResult() {
     struct Full: Error {}
     let fails = Mutex(true)

@@ -12,9 +12,9 @@ final class BlockingExecutor: Sendable {
 
   private struct State {
     var jobs: [@Sendable () -> Void] = []
-    var threads = 0
     var idle = 0
     var busy = 0
+    var threads: Int { idle + busy }
   }
 
   private let maximumThreads: Int
@@ -40,7 +40,6 @@ final class BlockingExecutor: Sendable {
     let startThread = state.withLock { state in
       state.jobs.append(job)
       guard state.idle < state.jobs.count, state.threads < maximumThreads else { return false }
-      state.threads += 1
       state.idle += 1
       return true
     }

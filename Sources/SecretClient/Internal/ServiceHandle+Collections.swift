@@ -49,6 +49,13 @@ extension ServiceHandle {
     return collections
   }
 
+  /// Whether the collection at `path` is locked now, with one `Properties.Get`.
+  func isLocked(collection path: String) throws(SecretError) -> Bool {
+    let locked = try property("Locked", of: "org.freedesktop.Secret.Collection", at: path, type: "b")
+    defer { g_variant_unref(locked) }
+    return g_variant_get_boolean(locked) != 0
+  }
+
   private func collection(at path: String) throws(SecretError) -> CollectionInfo {
     let properties = try allProperties(of: "org.freedesktop.Secret.Collection", at: path)
     defer { g_variant_unref(properties) }

@@ -12,8 +12,9 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
   private let batcher: WriteBatcher<Value>
   private let reportIssue: @Sendable (String) -> Void
   private let watch: ChangeWatch
-  /// Change signals are read one at a time, in order, so an older read never lands last.
-  private let refreshes = DispatchQueue(label: "Secrets.SecretKey.refresh")
+  /// Reads after change signals and explicit loads run one at a time, in order, so an older
+  /// read never lands last.
+  private let reads = DispatchQueue(label: "Secrets.SecretKey.reads")
 
   init(address: SecretItemAddress, storage: SecretStorage, window: Duration, environment: SharedEnvironment) {
     let item = ItemState()
@@ -27,6 +28,11 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
       try Self.write(value, at: address, to: storage, item: item)
     }
     watch = ChangeWatch { [storage] onChange in try storage.watch(address, onChange) }
+  }
+
+  /// ``load()`` on the key's read queue, after the reads already queued.
+  func loadInTurn(_ completion: @escaping @Sendable (Result<Value?, any Error>) -> Void) {
+    reads.async { [self] in completion(load()) }
   }
 
   /// Reads the item. A value read successfully is the newest: a change still waiting in the
@@ -51,10 +57,15 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
     }
   }
 
-  func writeNow(_ value: Value) -> Result<Void, any Error> {
-    let result = Result { try batcher.writeNow(value) }
-    reachedProvider(result)
-    return result
+  /// Takes `value`'s place in write order now; the returned write runs it (see
+  /// `WriteBatcher.claimWriteNow`).
+  func claimWriteNow(_ value: Value) -> @Sendable () -> Result<Void, any Error> {
+    let write = batcher.claimWriteNow(value)
+    return { [self] in
+      let result = Result { try write() }
+      reachedProvider(result)
+      return result
+    }
   }
 
   /// After a call that reached the provider, a watch that could not start is tried again.
@@ -67,7 +78,7 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
   func subscribe(_ subscriber: SharedSubscriber<Value>) -> SharedSubscription {
     let failure = watch.begin { [weak self] in
       guard let self else { return }
-      refreshes.async { self.refresh(subscriber) }
+      reads.async { self.refresh(subscriber) }
     }
     if let failure { subscriber.yield(throwing: failure) }
     return SharedSubscription { [watch, batcher, address, reportIssue] in
@@ -90,13 +101,13 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
     switch read {
     case .failure(let error): subscriber.yield(throwing: error)
     case .success(let bytes):
-      guard item.replaceKnown(with: bytes) else { return }
+      guard item.isNews(bytes) else { return }
       subscriber.yield(with: decode(bytes))
     }
   }
 
   private func decode(_ bytes: [UInt8]?) -> Result<Value?, any Error> {
-    _ = item.replaceKnown(with: bytes)
+    item.replaceKnown(with: bytes)
     guard let bytes else { return .success(nil) }
     do {
       return .success(try JSONDecoder().decode(Value.self, from: Data(bytes)))
@@ -163,11 +174,17 @@ final class ItemState: Sendable {
 
   private let state = Mutex(State())
 
-  /// Records `bytes` as the item's content; returns whether that is news.
-  func replaceKnown(with bytes: [UInt8]?) -> Bool {
+  /// Whether `bytes` differ from what the key last wrote or read.
+  func isNews(_ bytes: [UInt8]?) -> Bool {
+    state.withLock { $0.known != .some(bytes) }
+  }
+
+  /// Records `bytes` as the item's content. Undecodable bytes read earlier are no longer in the
+  /// item once other bytes are: there is nothing left to back up.
+  func replaceKnown(with bytes: [UInt8]?) {
     state.withLock { state in
-      defer { state.known = .some(bytes) }
-      return state.known != .some(bytes)
+      if state.known != .some(bytes) { state.pendingBackup = nil }
+      state.known = .some(bytes)
     }
   }
 
