@@ -186,15 +186,6 @@ public final class Daemon {
     }
     return ItemReference(collection: try resolve(collection), item: number)
   }
-
-  /// The collection a collection or item path belongs to.
-  func resolveCollectionOrItem(path: String) throws(DBusError) -> String {
-    switch ObjectNode(path: path) {
-    case .collection(let name)?: return try resolve(name)
-    case .item(let name, _)?: return try resolve(name)
-    default: throw .noSuchObject("\(path) is neither a collection nor an item")
-    }
-  }
 }
 
 extension Daemon: ObjectTree {

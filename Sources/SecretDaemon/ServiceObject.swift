@@ -76,14 +76,24 @@ struct ServiceObject {
     guard let paths = arguments.child(0)?.objectPaths else { throw .invalidArgs("Lock and Unlock take (ao)") }
     var done: [String] = []
     for path in paths {
-      guard let collection = try? daemon.resolveCollectionOrItem(path: path) else { continue }
-      if case .item? = ObjectNode(path: path), (try? daemon.resolveItem(path: path)).flatMap({ try? daemon.store.item($0) }) == nil {
-        continue
-      }
+      guard let collection = existingCollection(of: path) else { continue }
       do throws(StoreError) { try daemon.store.setLocked(collection, locked) } catch { throw DBusError(error) }
       done.append(path)
     }
     return .tuple([.objectPaths(done), .objectPath(ObjectPaths.none)])
+  }
+
+  /// The collection that `path` (a collection, or an item in one) names, when it exists.
+  private func existingCollection(of path: String) -> String? {
+    switch ObjectNode(path: path) {
+    case .collection(let name)?:
+      return try? daemon.resolve(name)
+    case .item?:
+      guard let reference = try? daemon.resolveItem(path: path), (try? daemon.store.item(reference)) != nil else { return nil }
+      return reference.collection
+    default:
+      return nil
+    }
   }
 
   /// GetSecrets(ao items, o session) -> (a{o(oayays)} secrets); locked or missing items are left out.
@@ -154,21 +164,22 @@ enum SecretValue {
     do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: sender) } catch {
       throw DBusError(error)
     }
+    // Refused before decoding, so an oversized secret never takes locked memory; the store checks
+    // the exact size of the plaintext. A cipher pads it by at most one block.
     let limit = daemon.store.limits.maxSecretSize
-    let result: Result<SecureBuffer, CryptoError>? = parameters.withBytes { parameterBytes in
-      value.withBytes { valueBytes -> Result<SecureBuffer, CryptoError> in
-        if valueBytes.count - 16 > limit { return .failure(.invalidCiphertextLength(-valueBytes.count)) }
-        do throws(CryptoError) {
-          return .success(try session.decode(parameters: parameterBytes, value: valueBytes))
-        } catch { return .failure(error) }
-      } ?? .failure(.library("value is not ay"))
+    let smallestPlaintext = value.childCount - AES128CBC.blockSize
+    if smallestPlaintext > limit {
+      throw DBusError(StoreError.limitExceeded(.secretSize, actual: smallestPlaintext, maximum: limit))
     }
-    switch result {
-    case .success(let buffer)?: return (buffer, contentType)
-    case .failure(.invalidCiphertextLength(let negative))? where negative < 0:
-      throw DBusError(StoreError.limitExceeded(.secretSize, actual: -negative, maximum: limit))
-    case .failure(let error)?: throw DBusError(error)
-    case nil: throw .invalidArgs("secret parameters must be ay")
+    let decoded = parameters.withBytes { parameterBytes in
+      value.withBytes { valueBytes in
+        Result { () throws(CryptoError) -> SecureBuffer in try session.decode(parameters: parameterBytes, value: valueBytes) }
+      }
+    }
+    switch decoded {
+    case .success(let buffer)??: return (buffer, contentType)
+    case .failure(let error)??: throw DBusError(error)
+    default: throw .invalidArgs("secret parameters and value are ay")
     }
   }
 }

@@ -35,6 +35,14 @@ struct Options {
     """
 
   static func parse(_ arguments: [String]) -> Outcome {
+    // The flags that set one of the daemon's limits, each a positive number.
+    let limitFlags: [String: WritableKeyPath<Limits, Int>] = [
+      "--max-secret-size": \.maxSecretSize,
+      "--max-attributes": \.maxAttributes,
+      "--max-attribute-length": \.maxAttributeLength,
+      "--max-items": \.maxItems,
+      "--max-sessions": \.maxSessionsPerClient,
+    ]
     var options = Options()
     var index = 0
     func fail(_ message: String) -> Outcome {
@@ -54,9 +62,14 @@ struct Options {
         index += 1
         return arguments[index - 1]
       }
-      func number(_ name: String) -> Int? {
+      func number() -> Int? {
         guard let text = value(), let number = Int(text), number > 0 else { return nil }
         return number
+      }
+      if let limit = limitFlags[argument] {
+        guard let n = number() else { return fail("\(argument) needs a positive number") }
+        options.configuration.limits[keyPath: limit] = n
+        continue
       }
       switch argument {
       case "--help", "-h": return .exit(status: 0, message: usage)
@@ -68,23 +81,8 @@ struct Options {
       case "--bus-name":
         guard let name = value(), !name.isEmpty else { return fail("--bus-name needs a name") }
         options.busName = name
-      case "--max-secret-size":
-        guard let n = number(argument) else { return fail("\(argument) needs a positive number") }
-        options.configuration.limits.maxSecretSize = n
-      case "--max-attributes":
-        guard let n = number(argument) else { return fail("\(argument) needs a positive number") }
-        options.configuration.limits.maxAttributes = n
-      case "--max-attribute-length":
-        guard let n = number(argument) else { return fail("\(argument) needs a positive number") }
-        options.configuration.limits.maxAttributeLength = n
-      case "--max-items":
-        guard let n = number(argument) else { return fail("\(argument) needs a positive number") }
-        options.configuration.limits.maxItems = n
-      case "--max-sessions":
-        guard let n = number(argument) else { return fail("\(argument) needs a positive number") }
-        options.configuration.limits.maxSessionsPerClient = n
       case "--default-ttl":
-        guard let n = number(argument) else { return fail("\(argument) needs a positive number of seconds") }
+        guard let n = number() else { return fail("\(argument) needs a positive number of seconds") }
         options.configuration.defaultTTL = UInt64(n)
       default:
         return fail("unknown option '\(argument)'")

@@ -15,6 +15,10 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
   /// Reads after change signals and explicit loads run one at a time, in order, so an older
   /// read never lands last.
   private let reads = DispatchQueue(label: "Secrets.SecretKey.reads")
+  /// Whether a read for change signals waits in `reads` and has not started: one such read
+  /// answers every signal that arrives before it starts (a collection's busy moments, the key's
+  /// own writes), so further signals add none.
+  private let refreshQueued = Mutex(false)
 
   init(address: SecretItemAddress, storage: SecretStorage, window: Duration, environment: SharedEnvironment) {
     let item = ItemState()
@@ -78,7 +82,11 @@ final class SecretKeyCore<Value: Codable & Sendable>: Sendable {
   func subscribe(_ subscriber: SharedSubscriber<Value>) -> SharedSubscription {
     let failure = watch.begin { [weak self] in
       guard let self else { return }
-      reads.async { self.refresh(subscriber) }
+      guard !refreshQueued.withLock({ queued in defer { queued = true }; return queued }) else { return }
+      reads.async {
+        self.refreshQueued.withLock { $0 = false }
+        self.refresh(subscriber)
+      }
     }
     if let failure { subscriber.yield(throwing: failure) }
     return SharedSubscription { [watch, batcher, address, reportIssue] in
