@@ -204,7 +204,8 @@ extension CommandSpec {
         throw usageError("missing \(argument.name)")
       }
     }
-    if let extra = remaining.first { throw usageError("unexpected argument '\(extra)'") }
+    // The extra words are not repeated: one may be a secret typed where it does not belong.
+    if !remaining.isEmpty { throw usageError("too many arguments (\(remaining.count) extra, not shown)") }
     return assigned
   }
 

@@ -40,10 +40,10 @@ enum ExecCommand {
           "no secret for \(ItemCommands.describe(binding.service, binding.account)) (for \(binding.variable)); nothing was run")
       }
       defer { wipe(&value.bytes) }
-      guard !value.bytes.contains(0), let text = value.text else {
-        throw .notFound("the secret for \(binding.variable) is binary (not UTF-8 text without NUL) and cannot go in an environment variable; nothing was run")
+      guard !value.bytes.contains(0), value.isText else {
+        throw .usage("the secret for \(binding.variable) is binary (not UTF-8 text without NUL) and cannot go in an environment variable; nothing was run")
       }
-      guard Syscalls.setEnvironment(binding.variable, text) else {
+      guard Syscalls.setEnvironment(binding.variable, value.bytes) else {
         throw .usage("cannot set the environment variable \(binding.variable)")
       }
     }

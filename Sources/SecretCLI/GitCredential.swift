@@ -153,8 +153,11 @@ struct Credential {
     var secret: [UInt8] = []
     secret.reserveCapacity(password.count + oauthRefreshToken.count + 64 + (passwordExpiry?.utf8.count ?? 0))
     secret += password
-    if let passwordExpiry { secret += Array("\npassword_expiry_utc=\(passwordExpiry)".utf8) }
-    if !oauthRefreshToken.isEmpty { secret += Array("\noauth_refresh_token=".utf8) + oauthRefreshToken }
+    if let passwordExpiry { secret += "\npassword_expiry_utc=\(passwordExpiry)".utf8 }
+    if !oauthRefreshToken.isEmpty {
+      secret += "\noauth_refresh_token=".utf8
+      secret += oauthRefreshToken
+    }
     return secret
   }
 
@@ -162,12 +165,14 @@ struct Credential {
   mutating func takeSecret(_ secret: [UInt8]) {
     let lines = secret.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
     password = Array(lines.first ?? [])
+    let expiryKey = Array("password_expiry_utc=".utf8)
+    let tokenKey = Array("oauth_refresh_token=".utf8)
+    // Matched as bytes: a String of the token's line would be a copy that is never wiped.
     for line in lines.dropFirst() {
-      let text = String(decoding: line, as: UTF8.self)
-      if text.hasPrefix("password_expiry_utc=") {
-        passwordExpiry = String(text.dropFirst("password_expiry_utc=".count))
-      } else if text.hasPrefix("oauth_refresh_token=") {
-        oauthRefreshToken = Array(line.dropFirst("oauth_refresh_token=".count))
+      if line.starts(with: expiryKey) {
+        passwordExpiry = String(decoding: line.dropFirst(expiryKey.count), as: UTF8.self)
+      } else if line.starts(with: tokenKey) {
+        oauthRefreshToken = Array(line.dropFirst(tokenKey.count))
       }
     }
   }
@@ -177,10 +182,17 @@ struct Credential {
     var output: [UInt8] = []
     // Reserved up front so that growing never leaves a copy of the password in freed memory.
     output.reserveCapacity(64 + (username?.utf8.count ?? 0) + password.count + oauthRefreshToken.count + (passwordExpiry?.utf8.count ?? 0))
-    if let username { output += Array("username=\(username)\n".utf8) }
-    output += Array("password=".utf8) + password + [UInt8(ascii: "\n")]
-    if let passwordExpiry { output += Array("password_expiry_utc=\(passwordExpiry)\n".utf8) }
-    if !oauthRefreshToken.isEmpty { output += Array("oauth_refresh_token=".utf8) + oauthRefreshToken + [UInt8(ascii: "\n")] }
+    // Appended piece by piece: `a + password + b` would make temporary arrays holding it.
+    if let username { output += "username=\(username)\n".utf8 }
+    output += "password=".utf8
+    output += password
+    output.append(UInt8(ascii: "\n"))
+    if let passwordExpiry { output += "password_expiry_utc=\(passwordExpiry)\n".utf8 }
+    if !oauthRefreshToken.isEmpty {
+      output += "oauth_refresh_token=".utf8
+      output += oauthRefreshToken
+      output.append(UInt8(ascii: "\n"))
+    }
     return output
   }
 

@@ -80,7 +80,7 @@ enum ItemCommands {
     }
     var value = SecretValue(bytes: Array(secret.bytes), contentType: "application/octet-stream")
     defer { wipe(&value.bytes) }
-    if value.text != nil { value.contentType = "text/plain" }
+    if value.isText { value.contentType = "text/plain" }
     let collection = CollectionID(arguments.option("collection") ?? "default")
     let label = arguments.option("label")
     try SecretCLI.service { () throws(SecretError) in
@@ -96,20 +96,23 @@ enum ItemCommands {
   static let delete = CommandSpec(
     "delete", summary: "Delete the secret stored for SERVICE and ACCOUNT.",
     discussion: """
-      Without ACCOUNT, deletes the item for SERVICE; when several accounts of SERVICE have
-      secrets, name the ACCOUNT or pass --all.
+      Deletes the one item for SERVICE (and ACCOUNT). When several items match (several
+      accounts of SERVICE, or items with more attributes such as a SecretKey's backups), nothing
+      is deleted unless --all is given; `secretctl search` lists them.
       Exit status: 0 deleted, 1 no such secret, 2 usage error, 3 Secret Service error.
       """,
     arguments: [Common.service, Common.account],
-    options: [Common.collectionFilter, OptionSpec("all", help: "Delete every item of SERVICE, whatever its account.")]
+    options: [Common.collectionFilter, OptionSpec("all", help: "Delete every matching item, whatever its account or other attributes.")]
   ) { arguments, console throws(CLIError) in
     let (service, account) = try serviceAndAccount(arguments)
     let client = console.client()
     let collection = arguments.option("collection").map(CollectionID.init)
     let attributes = SecretClient.attributes(service: service, account: account)
     let matching = try SecretCLI.service { () throws(SecretError) in try client.search(attributes, in: collection) }
-    if account == nil, matching.count > 1, !arguments.flag("all") {
-      throw .usage("\(matching.count) items have service \"\(service)\"; name the ACCOUNT, or pass --all to delete them all")
+    if matching.count > 1, !arguments.flag("all") {
+      throw .usage(
+        "\(matching.count) items match \(describe(service, account)); "
+          + "\(account == nil ? "name the ACCOUNT, or " : "")pass --all to delete them all (`secretctl search` lists them)")
     }
     let deleted = try SecretCLI.service { () throws(SecretError) in try client.delete(attributes, in: collection) }
     guard deleted else { throw .notFound("no secret for \(describe(service, account)); nothing was deleted") }

@@ -22,6 +22,19 @@ public struct SecretValue: Sendable, Hashable {
   public var text: String? {
     String(validating: bytes, as: UTF8.self)
   }
+
+  /// Whether the bytes are valid UTF-8, found without making a copy of them.
+  public var isText: Bool {
+    var iterator = bytes.makeIterator()
+    var decoder = UTF8()
+    while true {
+      switch decoder.decode(&iterator) {
+      case .scalarValue: continue
+      case .emptyInput: return true
+      case .error: return false
+      }
+    }
+  }
 }
 
 extension SecretValue: CustomStringConvertible {

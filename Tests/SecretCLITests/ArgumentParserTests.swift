@@ -53,7 +53,7 @@ struct ArgumentParserTests {
   }
 
   @Test(arguments: [
-    (["s", "a", "extra"], "unexpected argument 'extra'"),
+    (["s", "a", "extra"], "too many arguments (1 extra, not shown)"),
     ([], "missing SERVICE"),
     (["--bogus", "s"], "unknown option --bogus"),
     (["-z", "s"], "unknown option -z"),

@@ -43,7 +43,10 @@ final class PseudoTerminalChild {
 
   /// Waits for the child to exit, collecting its last output; returns its exit status.
   func wait() -> Int32 {
-    while readAvailable(timeoutMilliseconds: 100), child.isRunning {}
+    // Read until the terminal closes, not until the child is reaped: a child that has exited
+    // may still have output waiting in the terminal.
+    let deadline = Date().addingTimeInterval(20)
+    while readAvailable(timeoutMilliseconds: 100), Date() < deadline {}
     return child.wait()
   }
 

@@ -54,7 +54,6 @@ struct CommandLineTests {
     try await withProvider(.secretd) { (instance) async throws in
       let name = "org.example.secretd.limited"
       let limited = try startSecretd(on: instance, busName: name, ["--max-items", "2"])
-      defer { limited.stop() }
       let client = try RawClient(address: instance.busAddress, destination: name)
       let session = try client.openPlainSession()
       try client.createPlainItem(session: session, attributes: ["n": "1"], secret: [1])
@@ -63,9 +62,12 @@ struct CommandLineTests {
         try client.createPlainItem(session: session, attributes: ["n": "3"], secret: [3])
         Issue.record("a third item was accepted")
       } catch {
-        #expect(error.remoteName == "org.freedesktop.DBus.Error.LimitsExceeded", "\(error.message)")
-        #expect(error.message.contains("--max-items"), "\(error.message)")
+        // Everything that tells a refusal from a timeout or a daemon that died.
+        let context = "\(error.domain) \(error.code) \(error.remoteName ?? "no remote name"): \(error.message); daemon running: \(limited.process.isRunning); its log: \(limited.stderrText)"
+        #expect(error.remoteName == "org.freedesktop.DBus.Error.LimitsExceeded", "\(context)")
+        #expect(error.message.contains("--max-items"), "\(context)")
       }
+      #expect(limited.stop() == 0, "\(limited.stderrText)")
     }
   }
 }

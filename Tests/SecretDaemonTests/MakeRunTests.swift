@@ -21,7 +21,11 @@ struct MakeRunTests {
     environment["SECRETD"] = try builtExecutable("secretd").path
     environment["TMPDIR"] = folder.path
     let run = try ChildProcess(Self.script, [], environment: environment, stdin: null, stdout: stdout, stderr: null)
-    defer { run.signal(SIGKILL) }
+    // SIGTERM, as Ctrl-C would: the script's trap then stops the bus and secretd it started.
+    defer {
+      run.signal(SIGTERM)
+      run.wait()
+    }
 
     let address = try await withDeadline(seconds: 20, "the export line") {
       while true {

@@ -30,15 +30,41 @@ struct MemoryHygieneTests {
     }
   }
 
-  @Test("the daemon is not dumpable and has no core limit")
+  @Test(
+    "the daemon is not dumpable and has no core limit",
+    .enabled(if: getuid() == 0, "runs the daemon as another user, which needs root"))
   func notDumpable() async throws {
-    try await withProvider(.secretd) { (instance) async throws in
-      let status = try String(contentsOfFile: "/proc/\(instance.pid)/limits", encoding: .utf8)
-      let core = try #require(status.split(separator: "\n").first { $0.hasPrefix("Max core file size") })
-      #expect(core.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).first == "0")
-      // A non-dumpable process's /proc files belong to root:root.
-      let attributes = try FileManager.default.attributesOfItem(atPath: "/proc/\(instance.pid)/mem")
-      #expect((attributes[.ownerAccountID] as? NSNumber)?.intValue == 0)
+    // As root every /proc file belongs to root; run as nobody, a dumpable daemon's would belong
+    // to nobody and a non-dumpable one's still to root.
+    let bus = try PrivateBus(everyUser: true)
+    defer { bus.stop() }
+    // A copy in the bus's world-readable folder, in case the build folder is private.
+    let secretd = bus.directory.appending(path: "secretd")
+    try FileManager.default.copyItem(atPath: secretdPath(), toPath: secretd.path)
+    let log = bus.directory.appending(path: "secretd.log")
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    let logFile = open(log.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+    defer { [null, logFile].forEach { close($0) } }
+    let daemon = try ChildProcess(
+      try resolveExecutable("setpriv"),
+      ["--reuid=65534", "--regid=65534", "--clear-groups", secretd.path, "--address", bus.address],
+      environment: [:], stdin: null, stdout: null, stderr: logFile)
+    defer {
+      daemon.signal(SIGTERM)
+      daemon.wait()
     }
+    let wait = try runProcess(
+      "gdbus", ["wait", "--address", bus.address, "--timeout", "20", "org.freedesktop.secrets"], input: nil,
+      environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
+    try #require(wait.status == 0, "secretd did not start as nobody: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+
+    let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
+    #expect(status.split(separator: "\n").contains { $0.hasPrefix("Uid:\t65534") })
+    let limits = try String(contentsOfFile: "/proc/\(daemon.pid)/limits", encoding: .utf8)
+    let core = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") })
+    let fields = core.split(separator: " ", omittingEmptySubsequences: true)
+    #expect(fields.dropFirst(4).first == "0" && fields.dropFirst(5).first == "0", "soft and hard: \(core)")
+    let memory = try FileManager.default.attributesOfItem(atPath: "/proc/\(daemon.pid)/mem")
+    #expect((memory[.ownerAccountID] as? NSNumber)?.intValue == 0)
   }
 }

@@ -8,7 +8,8 @@ public struct DeadlineExceeded: Error, CustomStringConvertible {
 /// Runs `body`, failing with `DeadlineExceeded` if it has not finished within `seconds`.
 ///
 /// The deadline only bounds a wait for an event; it never stands in for one. It holds even when
-/// `body` blocks its thread: the caller is resumed at the deadline and `body` is cancelled.
+/// `body` blocks its thread, provided another thread of Swift's pool is free to run the timer:
+/// the caller is resumed at the deadline and `body` is cancelled.
 public func withDeadline<T: Sendable>(
   seconds: Double, _ what: String = "operation", _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
@@ -23,6 +24,15 @@ public func withDeadline<T: Sendable>(
       outcome.resume(.failure(DeadlineExceeded(description: "\(what) did not finish within \(seconds) s")))
       work.cancel()
     }
+  }
+}
+
+/// Waits, with a deadline, until `condition` holds; the condition is an event we cannot await.
+public func eventually(
+  _ what: String, seconds: Double = 10, _ condition: @escaping @Sendable () throws -> Bool
+) async throws {
+  try await withDeadline(seconds: seconds, what) {
+    while try !condition() { try await Task.sleep(for: .milliseconds(10)) }
   }
 }
 

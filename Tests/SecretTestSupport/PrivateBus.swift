@@ -9,10 +9,14 @@ public final class PrivateBus: Sendable {
   public let directory: URL
   private let daemon: ChildProcess
 
-  /// - Parameter activatable: D-Bus service files to install, by bus name: the `Exec=` command
-  ///   that the bus runs when a message is sent to that name while nobody owns it.
-  public init(activatable: [String: String] = [:]) throws {
+  /// - Parameters:
+  ///   - activatable: D-Bus service files to install, by bus name: the `Exec=` command that the
+  ///     bus runs when a message is sent to that name while nobody owns it.
+  ///   - everyUser: let processes of any user connect (the folder becomes world-readable), for
+  ///     a test that runs a provider as another user.
+  public init(activatable: [String: String] = [:], everyUser: Bool = false) throws {
     directory = try makeTemporaryDirectory()
+    if everyUser { chmod(directory.path, 0o755) }
     let services = directory.appending(path: "services")
     try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
     for (name, command) in activatable {
@@ -20,7 +24,7 @@ public final class PrivateBus: Sendable {
         .write(to: services.appending(path: "\(name).service"), atomically: true, encoding: .utf8)
     }
     let config = directory.appending(path: "bus.conf")
-    try Self.configuration(socket: directory.appending(path: "bus").path, services: services.path)
+    try Self.configuration(socket: directory.appending(path: "bus").path, services: services.path, everyUser: everyUser)
       .write(to: config, atomically: true, encoding: .utf8)
     let output = try ChildProcess.makePipe()
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
@@ -52,7 +56,7 @@ public final class PrivateBus: Sendable {
     return String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
   }
 
-  private static func configuration(socket: String, services: String) -> String {
+  private static func configuration(socket: String, services: String, everyUser: Bool) -> String {
     """
     <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
      "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -61,7 +65,7 @@ public final class PrivateBus: Sendable {
       <listen>unix:path=\(socket)</listen>
       <auth>EXTERNAL</auth>
       <servicedir>\(services)</servicedir>
-      <policy context="default">
+      <policy context="default">\(everyUser ? "\n    <allow user=\"*\"/>" : "")
         <allow send_destination="*" eavesdrop="true"/>
         <allow eavesdrop="true"/>
         <allow own="*"/>

@@ -35,13 +35,6 @@ extension ProviderInstance {
   }
 }
 
-/// Waits, with a deadline, until `condition` holds; the condition is an event we cannot await.
-func eventually(_ what: String, seconds: Double = 10, _ condition: @escaping @Sendable () throws -> Bool) async throws {
-  try await withDeadline(seconds: seconds, what) {
-    while try !condition() { try await Task.sleep(for: .milliseconds(10)) }
-  }
-}
-
 /// Counts the method calls a provider receives, by watching the bus with `dbus-monitor`.
 final class CallCounter: Sendable {
   private let monitor: ChildProcess

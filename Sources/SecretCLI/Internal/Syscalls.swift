@@ -74,9 +74,18 @@ enum Syscalls {
     explicit_bzero(base, buffer.count)
   }
 
-  /// Sets one environment variable for this process and what it executes. Wraps `setenv`.
-  static func setEnvironment(_ name: String, _ value: String) -> Bool {
-    setenv(name, value, 1) == 0
+  /// Sets one environment variable for this process and what it executes, from bytes without
+  /// NUL; the terminated copy made for `setenv` is wiped. Wraps `setenv`.
+  static func setEnvironment(_ name: String, _ value: [UInt8]) -> Bool {
+    let terminated = UnsafeMutableBufferPointer<CChar>.allocate(capacity: value.count + 1)
+    defer {
+      wipe(UnsafeMutableRawBufferPointer(terminated))
+      terminated.deallocate()
+    }
+    value.withUnsafeBytes { bytes in UnsafeMutableRawBufferPointer(terminated).copyMemory(from: bytes) }
+    terminated[value.count] = 0
+    guard let base = terminated.baseAddress else { return false }
+    return setenv(name, base, 1) == 0
   }
 
   /// Replaces this process with `command`, found on PATH. Returns only on failure, with the
