@@ -12,17 +12,19 @@ struct ConcurrentWritersTests {
     try await withProvider(.secretd) { (instance) async throws in
       let address = instance.busAddress
       let failures = Mutex<[String]>([])
-      DispatchQueue.concurrentPerform(iterations: 8) { writer in
-        do {
-          let client = try RawClient(address: address)
-          let session = try client.openPlainSession()
-          for index in 0..<1000 {
-            try client.createPlainItem(
-              session: session, attributes: ["writer": "\(writer)", "index": "\(index)"],
-              secret: Array("w\(writer)-i\(index)".utf8), replace: false)
+      try await onOwnThread {
+        DispatchQueue.concurrentPerform(iterations: 8) { writer in
+          do {
+            let client = try RawClient(address: address)
+            let session = try client.openPlainSession()
+            for index in 0..<1000 {
+              try client.createPlainItem(
+                session: session, attributes: ["writer": "\(writer)", "index": "\(index)"],
+                secret: Array("w\(writer)-i\(index)".utf8), replace: false)
+            }
+          } catch {
+            failures.withLock { $0.append("writer \(writer): \(error)") }
           }
-        } catch {
-          failures.withLock { $0.append("writer \(writer): \(error)") }
         }
       }
       #expect(failures.withLock { $0 }.isEmpty)

@@ -38,9 +38,13 @@ struct MemoryHygieneTests {
     // to nobody and a non-dumpable one's still to root.
     let bus = try PrivateBus(everyUser: true)
     defer { bus.stop() }
-    // A copy in the bus's world-readable folder, in case the build folder is private.
+    // A copy in the bus's world-readable folder, in case the build folder is private. Made by
+    // `cp`, so that no child another test spawns meanwhile inherits a descriptor writing to it
+    // (exec would then fail with "Text file busy").
     let secretd = bus.directory.appending(path: "secretd")
-    try FileManager.default.copyItem(atPath: secretdPath(), toPath: secretd.path)
+    let copy = try runProcess(
+      "cp", [secretdPath(), secretd.path], environment: ProcessInfo.processInfo.environment, in: bus.directory)
+    try #require(copy.status == 0, "\(copy.stderrText)")
     let log = bus.directory.appending(path: "secretd.log")
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
     let logFile = open(log.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
@@ -56,7 +60,9 @@ struct MemoryHygieneTests {
     let wait = try runProcess(
       "gdbus", ["wait", "--address", bus.address, "--timeout", "20", "org.freedesktop.secrets"], input: nil,
       environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
-    try #require(wait.status == 0, "secretd did not start as nobody: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+    try #require(
+      wait.status == 0,
+      "secretd did not start as nobody (running: \(daemon.isRunning)): \((try? String(contentsOf: log, encoding: .utf8)) ?? "") \(wait.stderrText)")
 
     let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
     #expect(status.split(separator: "\n").contains { $0.hasPrefix("Uid:\t65534") })

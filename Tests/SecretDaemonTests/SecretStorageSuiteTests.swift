@@ -43,7 +43,7 @@ struct SecretStorageSuiteTests {
       try #require(unpacked.status == 0, "cannot unpack \(sdist.path): \(unpacked.stderrText)")
       let script = instance.bus.directory.appending(path: "secretstorage-\(Self.version)/tests/run_tests.py").path
       // `timeout` bounds a hung call (the suite has no timeouts of its own).
-      let run = try instance.run("timeout", ["300", Self.python, script])
+      let run = try await onOwnThread { try instance.run("timeout", ["300", Self.python, script]) }
       let report = SuiteReport(run.stdoutText + run.stderrText)
       let transcript = "secretstorage suite (exit \(run.status)):\n\(run.stderrText)"
       #expect(run.status == 0, "\(transcript)")

@@ -62,9 +62,11 @@ struct SecretToolTests {
       let value = "many-lookups-" + randomToken(24)
       #expect(try instance.secretTool(["store", "--label=many", "service", "many", "account", "a"], input: value).status == 0)
       let failures = Mutex(0)
-      DispatchQueue.concurrentPerform(iterations: 600) { _ in
-        let output = try? instance.secretTool(["lookup", "service", "many", "account", "a"])
-        if output?.status != 0 || output?.stdoutText != value { failures.withLock { $0 += 1 } }
+      try await onOwnThread {
+        DispatchQueue.concurrentPerform(iterations: 600) { _ in
+          let output = try? instance.secretTool(["lookup", "service", "many", "account", "a"])
+          if output?.status != 0 || output?.stdoutText != value { failures.withLock { $0 += 1 } }
+        }
       }
       #expect(failures.withLock { $0 } == 0)
       // Every session is closed once its secret-tool has left the bus (the daemon hears of that

@@ -26,28 +26,30 @@ struct ThreadingTests {
         }
         return count
       }
-      DispatchQueue.concurrentPerform(iterations: 4) { writer in
-        do {
-          let client = try RawClient(address: address)
-          let session = try client.openPlainSession()
-          // Several seconds of calls on 2 cores, with items expiring every second of it.
-          for index in 0..<Self.rounds {
-            let expires = String(UInt64(Date().timeIntervalSince1970) + 1)
-            let path = try client.createPlainItem(
-              session: session, attributes: ["writer": "\(writer)", "index": "\(index)", "expires-at": expires],
-              secret: Array("w\(writer)-\(index)".utf8), replace: false)
-            try client.createPlainItem(
-              session: session, attributes: ["writer": "\(writer)", "keep": "\(index)"],
-              secret: Array("keep\(writer)-\(index)".utf8), replace: false)
-            // The expiring item may already be gone; anything but NoSuchObject is a failure.
-            if let name = client.errorName(path, Interfaces.item, "GetSecret", .tuple([.objectPath(session)])),
-              name != "org.freedesktop.Secret.Error.NoSuchObject"
-            {
-              failures.withLock { $0.append("writer \(writer) item \(index): \(name)") }
+      try await onOwnThread {
+        DispatchQueue.concurrentPerform(iterations: 4) { writer in
+          do {
+            let client = try RawClient(address: address)
+            let session = try client.openPlainSession()
+            // Several seconds of calls on 2 cores, with items expiring every second of it.
+            for index in 0..<Self.rounds {
+              let expires = String(UInt64(Date().timeIntervalSince1970) + 1)
+              let path = try client.createPlainItem(
+                session: session, attributes: ["writer": "\(writer)", "index": "\(index)", "expires-at": expires],
+                secret: Array("w\(writer)-\(index)".utf8), replace: false)
+              try client.createPlainItem(
+                session: session, attributes: ["writer": "\(writer)", "keep": "\(index)"],
+                secret: Array("keep\(writer)-\(index)".utf8), replace: false)
+              // The expiring item may already be gone; anything but NoSuchObject is a failure.
+              if let name = client.errorName(path, Interfaces.item, "GetSecret", .tuple([.objectPath(session)])),
+                name != "org.freedesktop.Secret.Error.NoSuchObject"
+              {
+                failures.withLock { $0.append("writer \(writer) item \(index): \(name)") }
+              }
             }
+          } catch {
+            failures.withLock { $0.append("writer \(writer): \(error)") }
           }
-        } catch {
-          failures.withLock { $0.append("writer \(writer): \(error)") }
         }
       }
       #expect(failures.withLock { $0 }.isEmpty)

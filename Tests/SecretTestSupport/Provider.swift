@@ -128,7 +128,7 @@ public func withProvider<T>(
   _ provider: Provider, busName: String = "org.freedesktop.secrets",
   _ body: (ProviderInstance) async throws -> T
 ) async throws -> T {
-  let instance = try ProviderInstance(provider: provider, bus: try PrivateBus(), busName: busName)
+  let instance = try await onOwnThread { try ProviderInstance(provider: provider, bus: try PrivateBus(), busName: busName) }
   defer { instance.stop() }
   return try await body(instance)
 }
