@@ -17,14 +17,20 @@ public final class PrivateBus: Sendable {
   public init(activatable: [String: String] = [:], everyUser: Bool = false) throws {
     directory = try makeTemporaryDirectory()
     if everyUser { chmod(directory.path, 0o755) }
-    let services = directory.appending(path: "services")
-    try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
-    for (name, command) in activatable {
-      try "[D-BUS Service]\nName=\(name)\nExec=\(command)\n"
-        .write(to: services.appending(path: "\(name).service"), atomically: true, encoding: .utf8)
+    // Only a bus that activates anything gets a service folder: dbus-daemon watches it with an
+    // inotify instance, and a user may have only 128 of those (tests run many buses at once).
+    var services: URL?
+    if !activatable.isEmpty {
+      let folder = directory.appending(path: "services")
+      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+      for (name, command) in activatable {
+        try "[D-BUS Service]\nName=\(name)\nExec=\(command)\n"
+          .write(to: folder.appending(path: "\(name).service"), atomically: true, encoding: .utf8)
+      }
+      services = folder
     }
     let config = directory.appending(path: "bus.conf")
-    try Self.configuration(socket: directory.appending(path: "bus").path, services: services.path, everyUser: everyUser)
+    try Self.configuration(socket: directory.appending(path: "bus").path, services: services?.path, everyUser: everyUser)
       .write(to: config, atomically: true, encoding: .utf8)
     let output = try ChildProcess.makePipe()
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
@@ -56,7 +62,7 @@ public final class PrivateBus: Sendable {
     return String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
   }
 
-  private static func configuration(socket: String, services: String, everyUser: Bool) -> String {
+  private static func configuration(socket: String, services: String?, everyUser: Bool) -> String {
     """
     <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
      "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -64,7 +70,7 @@ public final class PrivateBus: Sendable {
       <type>session</type>
       <listen>unix:path=\(socket)</listen>
       <auth>EXTERNAL</auth>
-      <servicedir>\(services)</servicedir>
+      \(services.map { "<servicedir>\($0)</servicedir>" } ?? "")
       <policy context="default">\(everyUser ? "\n    <allow user=\"*\"/>" : "")
         <allow send_destination="*" eavesdrop="true"/>
         <allow eavesdrop="true"/>

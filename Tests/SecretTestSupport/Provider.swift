@@ -128,7 +128,9 @@ public func withProvider<T>(
   _ provider: Provider, busName: String = "org.freedesktop.secrets",
   _ body: (ProviderInstance) async throws -> T
 ) async throws -> T {
-  let instance = try await onOwnThread { try ProviderInstance(provider: provider, bus: try PrivateBus(), busName: busName) }
+  // Started on the calling thread: that bounds how many providers run at once by the width of
+  // Swift's pool, and each holds inotify instances, of which a user may have only 128.
+  let instance = try ProviderInstance(provider: provider, bus: try PrivateBus(), busName: busName)
   defer { instance.stop() }
   return try await body(instance)
 }

@@ -35,9 +35,9 @@ public func runProcess(
     stderr: Array(try Data(contentsOf: URL(filePath: paths[2]))))
 }
 
-/// Runs blocking `body` on a thread of its own and awaits it, so that long waits (provider
-/// start-up, a whole python suite, `concurrentPerform`) never hold one of Swift's few pool
-/// threads, which other tests' deadlines need.
+/// Runs blocking `body` on a thread of its own and awaits it, so that long waits (a whole python
+/// suite, `concurrentPerform`) never hold one of Swift's few pool threads, which other tests'
+/// deadlines need.
 public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
   try await withCheckedThrowingContinuation { continuation in
     Thread { continuation.resume(with: Result { try body() }) }.start()
