@@ -20,7 +20,7 @@ import Synchronization
 /// Handlers are installed on the first ``register(_:)`` unless the host opted out with
 /// ``installsExitHandlersAutomatically`` set to `false` before that; the host can also call
 /// ``installExitHandlers()`` itself, or ``uninstallExitHandlers()`` to put its own dispositions
-/// back and turn the exit hook off.
+/// back and turn the exit hook off for good (until it calls ``installExitHandlers()`` again).
 ///
 /// ```swift
 /// let registration = PendingWrites.register { try? myBatcher.flush() }
@@ -71,7 +71,8 @@ public enum PendingWrites {
   }
 
   /// Whether the first ``register(_:)`` installs the exit hook and signal handlers (default
-  /// `true`). Set it to `false` before any key batches to opt out.
+  /// `true`). Set it to `false` before any key batches to opt out;
+  /// ``uninstallExitHandlers()`` sets it to `false` too.
   public static var installsExitHandlersAutomatically: Bool {
     get { registry.withLock { $0.automatic } }
     set { registry.withLock { $0.automatic = newValue } }
@@ -88,7 +89,6 @@ public enum PendingWrites {
     let needsHook = registry.withLock { state -> Bool in
       guard !state.installed else { return false }
       state.installed = true
-      state.exitHookEnabled = true
       defer { state.exitHookRegistered = true }
       return !state.exitHookRegistered
     }
@@ -98,16 +98,19 @@ public enum PendingWrites {
 
   /// Restores the signal dispositions saved by ``installExitHandlers()`` and disables the exit
   /// hook (the hook itself cannot be removed from `atexit(3)`; it then does nothing).
+  ///
+  /// It also turns ``installsExitHandlersAutomatically`` off, so the next key that batches does
+  /// not install them again. To opt back in, call ``installExitHandlers()``.
   public static func uninstallExitHandlers() {
     registry.withLock { state in
       state.installed = false
-      state.exitHookEnabled = false
+      state.automatic = false
     }
     SignalRelay.uninstall()
   }
 
   static func flushAtExit() {
-    guard registry.withLock({ $0.exitHookEnabled }) else { return }
+    guard registry.withLock({ $0.installed }) else { return }
     flushAll()
   }
 
@@ -116,7 +119,6 @@ public enum PendingWrites {
     var flushes: [UInt64: @Sendable () -> Void] = [:]
     var automatic = true
     var installed = false
-    var exitHookEnabled = false
     var exitHookRegistered = false
   }
 

@@ -74,7 +74,8 @@ public struct Shared<Value: Sendable>: Sendable {
   }
 
   /// Runs a read-modify-write of the value atomically, then saves it (`.didSet`) outside the
-  /// lock.
+  /// lock. If another thread is handing a value to the key at that moment, this call returns
+  /// at once and that thread saves this value after its own.
   ///
   /// - Parameter body: Mutates the value in place. Do not touch this same handle inside it.
   /// - Returns: What `body` returns.

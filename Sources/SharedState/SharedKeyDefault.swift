@@ -12,8 +12,8 @@
 /// @Shared(.favourites) var favourites
 /// ```
 ///
-/// ``Shared`` and ``SharedReader`` unwrap it: `@Shared(.favourites)` and
-/// `@Shared(.fileStorage(url))` with the same URL share one reference.
+/// It is the same key as the one it wraps: `@Shared(.favourites)`, `@Shared(.favourites) var
+/// favourites = [1]` and `@Shared(.fileStorage(url))` with the same URL share one reference.
 public struct SharedKeyDefault<Base: SharedReaderKey>: SharedReaderKey {
   /// The wrapped key.
   public let base: Base
@@ -53,4 +53,8 @@ extension SharedKeyDefault: SharedKey where Base: SharedKey {
   public func save(_ value: Base.Value, context: SaveContext, continuation: SaveContinuation) {
     base.save(value, context: context, continuation: continuation)
   }
+}
+
+extension SharedKeyDefault: WrappingKey {
+  var wrappedKey: any SharedReaderKey { base }
 }

@@ -165,6 +165,54 @@ struct FileStorageKeyTests {
     }
   }
 
+  @Test func lastHandleGoneReportsAFlushThatFails() {
+    let faulty = FaultyFileSystem(files: files)
+    faulty.environment(clock: clock, log: log).withValue {
+      do {
+        @Shared(.fileStorage(url)) var count = 0
+        $count.withLock { $0 = 3 }
+        faulty.failNextWrite(.beforeReplacing)
+      }
+      #expect(files.contents(atPath: path) == nil)
+      let report = log.all.first { $0.contains("when its last handle went away") }
+      #expect(report?.contains(path) == true, "\(log.all)")
+      #expect(report?.contains("disk full") == true, "\(log.all)")
+    }
+  }
+
+  @Test func ownWriteStaysOursWhenOnlyTheFolderSyncFails() async {
+    let faulty = FaultyFileSystem(files: files)
+    await faulty.environment(clock: clock, log: log).withValue {
+      @Shared(.fileStorage(url)) var count = 0
+      faulty.failNextWrite(.afterReplacing)
+      $count.withLock { $0 = 1 }
+      await #expect(throws: FileStorageError.self) { try await $count.save() }
+      #expect(files.contents(atPath: path) == Data("1".utf8))
+      $count.withLock { $0 = 2 }
+      // The event of the write that replaced the file arrives after its error.
+      faulty.deliverHeldEvents()
+      #expect(count == 2)
+      clock.advance(by: .seconds(1))
+      #expect(files.contents(atPath: path) == Data("2".utf8))
+    }
+  }
+
+  @Test func otherWriterIsStillSeenAfterAWriteFailsBeforeReplacingTheFile() async {
+    files.setContents(Data("1".utf8), atPath: path)
+    let faulty = FaultyFileSystem(files: files)
+    await faulty.environment(clock: clock, log: log).withValue {
+      @Shared(.fileStorage(url)) var count = 0
+      #expect(count == 1)
+      // Another process writes; its event arrives after our failed write.
+      files.setContents(Data("5".utf8), atPath: path)
+      faulty.failNextWrite(.beforeReplacing)
+      $count.withLock { $0 = 2 }
+      await #expect(throws: TestFailure(message: "disk full")) { try await $count.save() }
+      faulty.deliverHeldEvents()
+      #expect(count == 5)
+    }
+  }
+
   @Test func customCoding() throws {
     environment.withValue {
       let text = Shared(

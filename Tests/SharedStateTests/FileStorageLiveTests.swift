@@ -88,40 +88,45 @@ struct FileStorageLiveTests {
 
 @Suite("Across processes", .serialized)
 struct ProcessTests {
-  @Test(arguments: [SIGTERM, SIGINT])
-  func signalDuringAnOpenWindowStillWrites(signal: Int32) throws {
+  /// A child with a value waiting in its write window receives a signal.
+  struct SignalCase: Sendable, CustomTestStringConvertible {
+    /// The child's mode (see `SharedStateChild`).
+    var mode: String
+    var signal: Int32
+    var value: String
+    /// How the host's disposition (the default action or its handler) ends the child.
+    var ending: ChildProcess.Status
+    /// What the file holds after: `nil` when it was never written.
+    var written: String?
+    var testDescription: String
+  }
+
+  static let signalCases = [
+    SignalCase(
+      mode: "window", signal: SIGTERM, value: "77", ending: .signalled(SIGTERM), written: "77",
+      testDescription: "SIGTERM during an open window still writes"),
+    SignalCase(
+      mode: "window", signal: SIGINT, value: "77", ending: .signalled(SIGINT), written: "77",
+      testDescription: "SIGINT during an open window still writes"),
+    SignalCase(
+      mode: "opt-out", signal: SIGTERM, value: "1", ending: .signalled(SIGTERM), written: nil,
+      testDescription: "opting out leaves signals to the host"),
+    SignalCase(
+      mode: "host-handler", signal: SIGTERM, value: "5", ending: .exited(42), written: "5",
+      testDescription: "signal handling chains to the host handler"),
+  ]
+
+  @Test(arguments: signalCases)
+  func signalWithAPendingWrite(_ signalCase: SignalCase) throws {
     let folder = try TemporaryFolder()
     defer { folder.remove() }
     let url = folder.file("pending.json")
-    let child = try ChildProcess(["window", url.path, "77"])
+    let child = try ChildProcess([signalCase.mode, url.path, signalCase.value])
     try child.expectLine("ready")
     #expect(!FileManager.default.fileExists(atPath: url.path))
-    child.signal(signal)
-    // The default action still ends the process, after the flush.
-    #expect(child.wait() == .signalled(signal))
-    #expect(try Data(contentsOf: url) == Data("77".utf8))
-  }
-
-  @Test func optingOutLeavesSignalsToTheHost() throws {
-    let folder = try TemporaryFolder()
-    defer { folder.remove() }
-    let url = folder.file("opted-out.json")
-    let child = try ChildProcess(["opt-out", url.path, "1"])
-    try child.expectLine("ready")
-    child.signal(SIGTERM)
-    #expect(child.wait() == .signalled(SIGTERM))
-    #expect(!FileManager.default.fileExists(atPath: url.path))
-  }
-
-  @Test func signalHandlingChainsToTheHostHandler() throws {
-    let folder = try TemporaryFolder()
-    defer { folder.remove() }
-    let url = folder.file("chained.json")
-    let child = try ChildProcess(["host-handler", url.path, "5"])
-    try child.expectLine("ready")
-    child.signal(SIGTERM)
-    #expect(child.wait() == .exited(42))
-    #expect(try Data(contentsOf: url) == Data("5".utf8))
+    child.signal(signalCase.signal)
+    #expect(child.wait() == signalCase.ending)
+    #expect(FileManager.default.contents(atPath: url.path) == signalCase.written.map { Data($0.utf8) })
   }
 
   @Test func normalExitFlushesPendingWrites() throws {

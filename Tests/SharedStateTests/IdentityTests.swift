@@ -1,8 +1,20 @@
+import Foundation
 import SharedState
 import Testing
 
 extension SharedKey where Self == InMemoryKey<Int>.Default {
   static var namedCounter: Self { Self[.inMemory("named-counter"), default: 7] }
+}
+
+// On `SharedReaderKey`, so that `SharedReader(wrappedValue:_:)` finds it too.
+extension SharedReaderKey where Self == InMemoryKey<Int>.Default {
+  fileprivate static var pairedCounter: Self { Self[.inMemory("paired"), default: 0] }
+}
+
+private let pairedPath = "/home/test/paired.json"
+
+extension SharedKey where Self == FileStorageKey<Int>.Default {
+  fileprivate static var pairedFile: Self { Self[.fileStorage(URL(filePath: pairedPath)), default: 0] }
 }
 
 @Suite("Identity: one reference per key type and id")
@@ -38,6 +50,69 @@ struct IdentityTests {
       #expect(counter == 8)
       @SharedReader(.namedCounter) var reader
       #expect(reader == 8)
+    }
+  }
+
+  // A named key given a default of its own goes through `init(wrappedValue:_:)` or
+  // `init(require:)`, not the named-key initialiser: it must still be the bare key.
+
+  @Test func namedKeyGivenADefaultSharesWithTheBareKey() {
+    testEnvironment().withValue {
+      @Shared(.pairedCounter) var named = 3
+      @Shared(.inMemory("paired")) var bare = 0
+      #expect(bare == 3)
+      $bare.withLock { $0 = 4 }
+      #expect(named == 4)
+      $named.withLock { $0 = 5 }
+      #expect(bare == 5)
+    }
+  }
+
+  @Test func readerOfANamedKeyGivenADefaultSharesWithTheBareKey() {
+    testEnvironment().withValue {
+      @SharedReader(.pairedCounter) var reader = 3
+      @Shared(.inMemory("paired")) var writer = 0
+      #expect(writer == 3)
+      $writer.withLock { $0 = 6 }
+      #expect(reader == 6)
+    }
+  }
+
+  @Test func requiringANamedKeyFindsTheBareKeysValue() async throws {
+    try await testEnvironment().withValue {
+      @Shared(.inMemory("paired")) var bare = 8
+      let shared: Shared<Int> = try await Shared(require: .pairedCounter)
+      let reader: SharedReader<Int> = try await SharedReader(require: .pairedCounter)
+      #expect(shared.wrappedValue == 8)
+      shared.withLock { $0 = 9 }
+      #expect(bare == 9)
+      #expect(reader.wrappedValue == 9)
+    }
+  }
+
+  @Test func namedInMemoryKeyGivenADefaultOutlivesItsHandles() {
+    testEnvironment().withValue {
+      do {
+        @Shared(.pairedCounter) var named = 3
+        $named.withLock { $0 = 4 }
+      }
+      @Shared(.inMemory("paired")) var bare = 0
+      #expect(bare == 4)
+    }
+  }
+
+  @Test func namedFileKeyGivenADefaultIsOneFileWithTheBareKey() {
+    let files = InMemoryFileSystem()
+    let clock = TestWriteClock()
+    testEnvironment(files: files, clock: clock).withValue {
+      @Shared(.pairedFile) var named = 1
+      @Shared(.fileStorage(URL(filePath: pairedPath))) var bare = 0
+      #expect(bare == 1)
+      $named.withLock { $0 = 2 }
+      $bare.withLock { $0 += 1 }
+      clock.advance(by: .seconds(1))
+      #expect(files.contents(atPath: pairedPath) == Data("3".utf8))
+      #expect(files.writeCount(atPath: pairedPath) == 1)
     }
   }
 

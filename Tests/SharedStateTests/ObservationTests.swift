@@ -51,6 +51,19 @@ struct ObservationTests {
     #expect(seen == 100)
   }
 
+  @Test func endingTheLastStreamReleasesTheReference() async {
+    let backend = Backend<Int>(stored: 1)
+    var shared: Shared<Int>? = Shared(wrappedValue: 0, ControlledKey(backend: backend))
+    var stream = shared?.values
+    var iterator = stream?.makeAsyncIterator()
+    #expect(await iterator?.next() == 1)
+    shared = nil
+    #expect(backend.state.withLock { $0.cancels } == 0, "a stream being iterated keeps the value alive")
+    stream = nil
+    iterator = nil
+    #expect(backend.state.withLock { $0.cancels } == 1)
+  }
+
   @Test func projectedValuesFollowTheMember() async {
     struct Pair: Sendable {
       var a: Int

@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import SharedState
 import Synchronization
 import Testing
@@ -72,6 +73,56 @@ struct SharedTests {
     #expect(saves.last?.value == 4_000)
     #expect(saves.map(\.value) == saves.map(\.value).sorted())
     #expect(saves.allSatisfy { $0.context == .didSet })
+  }
+
+  @Test func aSlowSaveDoesNotHoldUpMutationsOnOtherThreads() {
+    let backend = Backend<Int>()
+    let held = HeldSave()
+    backend.state.withLock { $0.heldSave = held }
+    let shared = Shared(wrappedValue: 0, ControlledKey(backend: backend))
+    let first = DispatchSemaphore(value: 0)
+    Thread {
+      shared.withLock { $0 = 1 }
+      first.signal()
+    }.start()
+    #expect(held.entered())
+    #expect(finishesOnAnotherThread { shared.withLock { $0 = 2 } }, "a mutation waited for a save")
+    held.release()
+    #expect(first.wait(timeout: .now() + .seconds(10)) == .success)
+    // The thread that was saving saved the later value after its own.
+    #expect(backend.state.withLock { $0.saves.map(\.value) } == [1, 2])
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func saveDuringASaveInProgressSavesTheLatestValueAfterIt() async throws {
+    let backend = Backend<Int>()
+    let held = HeldSave()
+    backend.state.withLock { $0.heldSave = held }
+    let shared = Shared(wrappedValue: 0, ControlledKey(backend: backend))
+    Thread { shared.withLock { $0 = 1 } }.start()
+    #expect(held.entered())
+    shared.withLock { $0 = 2 }
+    let saving = Task { try await shared.save() }
+    held.release()
+    try await saving.value
+    let saves = backend.state.withLock { $0.saves }
+    #expect(saves.first?.value == 1)
+    #expect(saves.last?.value == 2)
+    #expect(saves.last?.context == .userInitiated)
+    #expect(saves.map(\.value) == saves.map(\.value).sorted())
+  }
+
+  @Test func anObserverOfTheSaveErrorMayMutateTheValue() {
+    let backend = Backend<Int>()
+    backend.state.withLock { $0.saveFailure = TestFailure(message: "disk full") }
+    let shared = Shared(wrappedValue: 0, ControlledKey(backend: backend))
+    withObservationTracking {
+      _ = shared.saveError
+    } onChange: {
+      shared.withLock { $0 += 100 }
+    }
+    #expect(finishesOnAnotherThread { shared.withLock { $0 = 1 } }, "the observer's mutation deadlocked")
+    #expect(backend.state.withLock { $0.saves.map(\.value) } == [1, 101])
   }
 
   @Test func saveIsUserInitiated() async throws {

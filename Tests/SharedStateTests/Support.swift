@@ -41,6 +41,8 @@ final class Backend<Value: Sendable>: Sendable {
     var cancels = 0
     var subscriber: SharedSubscriber<Value>?
     var misbehaviour = Misbehaviour.none
+    /// When set, the next save is held: see ``HeldSave``.
+    var heldSave: HeldSave?
   }
 
   let state: Mutex<State>
@@ -96,6 +98,11 @@ struct ControlledKey<Value: Sendable>: SharedKey {
   }
 
   func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
+    let held = backend.state.withLock { state in
+      defer { state.heldSave = nil }
+      return state.heldSave
+    }
+    held?.hold()
     let failure = backend.state.withLock { state -> TestFailure? in
       state.saves.append((value, context))
       if let failure = state.saveFailure { return failure }
@@ -103,6 +110,97 @@ struct ControlledKey<Value: Sendable>: SharedKey {
       return nil
     }
     if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }
+  }
+}
+
+/// Holds one save inside the key, so a test can act while it is in progress: the key waits
+/// until ``release()``; ``entered(within:)`` tells the test it got there.
+final class HeldSave: Sendable {
+  private let enteredSignal = DispatchSemaphore(value: 0)
+  private let releaseSignal = DispatchSemaphore(value: 0)
+
+  /// Whether the key entered the held save before `deadline`.
+  func entered(within deadline: DispatchTimeInterval = .seconds(10)) -> Bool {
+    enteredSignal.wait(timeout: .now() + deadline) == .success
+  }
+
+  func release() { releaseSignal.signal() }
+
+  fileprivate func hold() {
+    enteredSignal.signal()
+    // Bounded, so a test that fails to release does not hang the run.
+    _ = releaseSignal.wait(timeout: .now() + .seconds(20))
+  }
+}
+
+/// Runs `body` on a new thread and tells whether it finished before `deadline` (a body that
+/// blocks or deadlocks is left behind, and the test fails instead of hanging).
+func finishesOnAnotherThread(
+  within deadline: DispatchTimeInterval = .seconds(10), _ body: @escaping @Sendable () -> Void
+) -> Bool {
+  let finished = DispatchSemaphore(value: 0)
+  Thread {
+    body()
+    finished.signal()
+  }.start()
+  return finished.wait(timeout: .now() + deadline) == .success
+}
+
+/// A file system over an ``InMemoryFileSystem`` that fails the writes a test asks it to fail,
+/// and holds change events until ``deliverHeldEvents()``, as inotify delivers them later.
+final class FaultyFileSystem: Sendable {
+  enum Fault: Sendable {
+    /// Nothing is written.
+    case beforeReplacing
+    /// The file is replaced, then syncing its folder fails.
+    case afterReplacing
+  }
+
+  let files: InMemoryFileSystem
+  private let faults = Mutex<[Fault]>([])
+  private let heldEvents = Mutex<[@Sendable () -> Void]>([])
+
+  init(files: InMemoryFileSystem) {
+    self.files = files
+  }
+
+  /// Makes the next write fail.
+  func failNextWrite(_ fault: Fault) {
+    faults.withLock { $0.append(fault) }
+  }
+
+  /// Delivers the change events held since the last call.
+  func deliverHeldEvents() {
+    let events = heldEvents.withLock { events in
+      defer { events = [] }
+      return events
+    }
+    for event in events { event() }
+  }
+
+  /// A test environment on this file system. Each call is a distinct file system (keys of two
+  /// environments never share), so make one per test.
+  func environment(clock: TestWriteClock, log: IssueLog) -> SharedEnvironment {
+    let storage = files.fileStorage
+    let fileStorage = FileStorage(
+      read: storage.read,
+      write: { [self] data, url in
+        switch faults.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+        case .beforeReplacing:
+          throw TestFailure(message: "disk full")
+        case .afterReplacing:
+          try storage.write(data, url)
+          throw FileStorageError.replacedButNotSynced(path: url.path, errno: EIO)
+        case nil:
+          try storage.write(data, url)
+        }
+      },
+      watch: { [self] url, onChange in
+        try storage.watch(url) { self.heldEvents.withLock { $0.append(onChange) } }
+      })
+    return SharedEnvironment(
+      inMemoryStorage: InMemoryStorage(), fileStorage: fileStorage, writeClock: clock.clock,
+      reportIssue: log.report, flushesPendingWritesAtExit: false)
   }
 }
 

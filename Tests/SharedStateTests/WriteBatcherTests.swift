@@ -1,3 +1,4 @@
+import Glibc
 import SharedState
 import Synchronization
 import Testing
@@ -111,5 +112,33 @@ struct PendingWritesTests {
     PendingWrites.flushAll()
     #expect(log.all == [5])
     #expect(!batcher.hasPendingWrite)
+  }
+
+  @Test func uninstallingStaysUninstalledWhenAnotherKeyRegisters() {
+    let wasAutomatic = PendingWrites.installsExitHandlersAutomatically
+    let wasInstalled = PendingWrites.exitHandlersInstalled
+    defer {
+      PendingWrites.installsExitHandlersAutomatically = wasAutomatic
+      if wasInstalled { PendingWrites.installExitHandlers() }
+    }
+    PendingWrites.installExitHandlers()
+    PendingWrites.uninstallExitHandlers()
+    let hostHandler = signalHandler(SIGTERM)
+    let registration = PendingWrites.register {}
+    #expect(!PendingWrites.exitHandlersInstalled)
+    #expect(signalHandler(SIGTERM) == hostHandler)
+    registration.cancel()
+    // Opting back in.
+    PendingWrites.installExitHandlers()
+    #expect(PendingWrites.exitHandlersInstalled)
+    #expect(signalHandler(SIGTERM) != hostHandler)
+    PendingWrites.uninstallExitHandlers()
+  }
+
+  /// The address of the handler `signal` runs (0 for `SIG_DFL`).
+  private func signalHandler(_ signal: Int32) -> Int {
+    var action = sigaction()
+    _ = sigaction(signal, nil, &action)
+    return action.__sigaction_handler.sa_handler.map { unsafeBitCast($0, to: Int.self) } ?? 0
   }
 }

@@ -6,10 +6,21 @@ protocol ReferenceRetainingKey {
   func retain(_ reference: any AnyObject & Sendable)
 }
 
+/// A key that stands for another one (``SharedKeyDefault``): its handles are handles of the
+/// wrapped key, whichever initialiser made them.
+protocol WrappingKey {
+  var wrappedKey: any SharedReaderKey { get }
+}
+
 /// What makes two keys share a reference: the key's type and its `id`.
 struct ReferenceKey: Hashable, Sendable {
   let keyType: ObjectIdentifier
   let id: any Hashable & Sendable
+
+  init(_ key: some SharedReaderKey) {
+    keyType = ObjectIdentifier(type(of: key))
+    id = key.id
+  }
 
   static func == (lhs: Self, rhs: Self) -> Bool {
     lhs.keyType == rhs.keyType && AnyHashable(lhs.id) == AnyHashable(rhs.id)
@@ -39,28 +50,31 @@ final class ReferenceRegistry: Sendable {
   func reference<Key: SharedReaderKey>(
     for key: Key, initialValue: () -> Key.Value
   ) -> SharedReference<Key.Value> {
-    let registryKey = ReferenceKey(keyType: ObjectIdentifier(Key.self), id: key.id)
+    let storedKey = Self.storedKey(key)
+    let registryKey = ReferenceKey(storedKey)
     let (reference, created) = entries.withLock { entries in
       if let existing = entries[registryKey]?.reference as? SharedReference<Key.Value> {
         return (existing, false)
       }
-      let created = Self.makeReference(key, initialValue: initialValue(), registryKey: registryKey)
+      let created = Self.makeReference(
+        key, storedKey: storedKey, initialValue: initialValue(), registryKey: registryKey)
       entries[registryKey] = Entry(reference: created)
       return (created, true)
     }
-    if created { (key as? any ReferenceRetainingKey)?.retain(reference) }
+    if created { (storedKey as? any ReferenceRetainingKey)?.retain(reference) }
     reference.startIfNeeded()
     return reference
   }
 
   /// The live reference for `key`, or one created from a value that must be stored.
   func requiredReference<Key: SharedReaderKey>(for key: Key) async throws -> SharedReference<Key.Value> {
-    let registryKey = ReferenceKey(keyType: ObjectIdentifier(Key.self), id: key.id)
+    let storedKey = Self.storedKey(key)
+    let registryKey = ReferenceKey(storedKey)
     if let existing = entries.withLock({ $0[registryKey]?.reference as? SharedReference<Key.Value> }) {
       existing.startIfNeeded()
       return existing
     }
-    let description = String(describing: key)
+    let description = String(describing: storedKey)
     let loaded: Key.Value? = try await withCheckedThrowingContinuation { waiter in
       key.load(
         context: .userInitiated,
@@ -71,11 +85,12 @@ final class ReferenceRegistry: Sendable {
       if let existing = entries[registryKey]?.reference as? SharedReference<Key.Value> {
         return (existing, false)
       }
-      let created = Self.makeReference(key, initialValue: loaded, registryKey: registryKey)
+      let created = Self.makeReference(
+        key, storedKey: storedKey, initialValue: loaded, registryKey: registryKey)
       entries[registryKey] = Entry(reference: created)
       return (created, true)
     }
-    if created { (key as? any ReferenceRetainingKey)?.retain(reference) }
+    if created { (storedKey as? any ReferenceRetainingKey)?.retain(reference) }
     reference.startIfNeeded(skipLoad: created)
     return reference
   }
@@ -88,23 +103,25 @@ final class ReferenceRegistry: Sendable {
     }
   }
 
-  /// How many references are alive (for tests).
-  var liveCount: Int {
-    entries.withLock { $0.values.filter { $0.reference != nil }.count }
+  /// The key that says where the value is stored: `key`, or the key it wraps. Its type and id
+  /// are the identity; whether it retains the reference decides if mutations are saved.
+  private static func storedKey(_ key: any SharedReaderKey) -> any SharedReaderKey {
+    guard let wrapper = key as? any WrappingKey else { return key }
+    return storedKey(wrapper.wrappedKey)
   }
 
   private static func makeReference<Key: SharedReaderKey>(
-    _ key: Key, initialValue: Key.Value, registryKey: ReferenceKey
+    _ key: Key, storedKey: any SharedReaderKey, initialValue: Key.Value, registryKey: ReferenceKey
   ) -> SharedReference<Key.Value> {
     var saver: SharedReference<Key.Value>.Saver?
-    if let writable = key as? any SharedKey<Key.Value>, !(key is any ReferenceRetainingKey) {
+    if let writable = key as? any SharedKey<Key.Value>, !(storedKey is any ReferenceRetainingKey) {
       saver = { value, context, continuation in
         writable.save(value, context: context, continuation: continuation)
       }
     }
     return SharedReference(
       initialValue: initialValue,
-      keyDescription: String(describing: key),
+      keyDescription: String(describing: storedKey),
       registryKey: registryKey,
       loader: { context, continuation in key.load(context: context, continuation: continuation) },
       saver: saver,

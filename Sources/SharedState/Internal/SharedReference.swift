@@ -21,9 +21,11 @@ protocol MutableBox<Value>: ReaderBox {
 /// The reference every handle of one stored value points to.
 ///
 /// The value lives behind a `Mutex`; `withLock` runs the caller's body under it, then asks the
-/// key to save (`.didSet`) outside it. Observation goes through an `ObservationRegistrar`
-/// (`willSet` before the lock is taken, `didSet` after it is released, so observers may read
-/// the value) and through `AsyncStream`s fed under the lock, in mutation order.
+/// key to save (`.didSet`) outside it. Values reach the key's `save` in version order, one
+/// caller at a time (see `SaveTurn`), and no lock is held while the key works. Observation
+/// goes through an `ObservationRegistrar` (`willSet` before the lock is taken, `didSet` after
+/// it is released, so observers may read the value) and through `AsyncStream`s fed under the
+/// lock, in mutation order.
 final class SharedReference<Value: Sendable>: MutableBox, Observable {
   typealias Loader = @Sendable (LoadContext<Value>, LoadContinuation<Value>) -> Void
   typealias Saver = @Sendable (Value, SaveContext, SaveContinuation) -> Void
@@ -49,8 +51,21 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
   private let subscriber: Subscriber?
   private let reportIssue: @Sendable (String) -> Void
   private let state: Mutex<State>
-  /// The version last handed to the key's `save`; holding it keeps saves in mutation order.
-  private let savedVersion = Mutex<UInt64>(0)
+  /// Who may call the key's `save`. Only one caller at a time, so the key receives values in
+  /// version order; the key runs with no lock held, so it may be slow or reach code that
+  /// mutates the value again. A mutation made while another caller holds the turn is left to
+  /// that caller, which saves it before giving the turn up.
+  private struct SaveTurn {
+    var taken = false
+    /// A mutation happened since the holder last read the value.
+    var mutated = false
+    /// `save()` calls waiting for the turn, first come first served.
+    var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The version last handed to the key.
+    var savedVersion: UInt64 = 0
+  }
+
+  private let saveTurn = Mutex(SaveTurn())
   private let started = Mutex(false)
   private let subscription = Mutex<SharedSubscription?>(nil)
   private let registrar = ObservationRegistrar()
@@ -87,13 +102,8 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
   }
 
   deinit {
+    // No stream is left to finish: each one's termination handler keeps the reference alive.
     subscription.withLock { $0 }?.cancel()
-    // Finished outside the lock: `finish()` runs termination handlers synchronously.
-    let streams = state.withLock { state in
-      defer { state.streams = [:] }
-      return Array(state.streams.values)
-    }
-    for continuation in streams { continuation.finish() }
     if let registryKey { ReferenceRegistry.shared.removeIfReleased(registryKey) }
   }
 
@@ -179,19 +189,82 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
     return try result.get()
   }
 
+  /// Saves the mutated value (`.didSet`), or leaves it to the caller holding the turn.
   private func saveAfterMutation() {
-    guard let saver else { return }
-    savedVersion.withLock { savedVersion in
-      let (value, version) = state.withLock { ($0.value, $0.version) }
-      // A concurrent caller already handed a value at least this recent to the key.
-      guard version > savedVersion else { return }
-      savedVersion = version
-      saver(
-        value, .didSet,
-        SaveContinuation(keyDescription, reportIssue: reportIssue) { [weak self] result in
-          self?.endSave(with: result)
-        })
+    guard saver != nil else { return }
+    let takesTurn = saveTurn.withLock { turn in
+      turn.mutated = true
+      guard !turn.taken else { return false }
+      turn.taken = true
+      return true
     }
+    if takesTurn { giveUpTurn() }
+  }
+
+  /// Waits until no other caller holds the save turn, and takes it.
+  private func takeTurn() async {
+    await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+      let isFree = saveTurn.withLock { turn in
+        guard turn.taken else {
+          turn.taken = true
+          return true
+        }
+        turn.waiting.append(waiter)
+        return false
+      }
+      if isFree { waiter.resume() }
+    }
+  }
+
+  /// What the turn holder does next.
+  private enum NextSave {
+    /// Hand the turn to a waiting `save()`: it saves the latest value.
+    case handOver(CheckedContinuation<Void, Never>)
+    /// Save a mutation made while the turn was held.
+    case mutation
+    case done
+  }
+
+  /// Run by the turn holder once the key has its value: hands the turn to the next `save()`,
+  /// or saves the mutations made meanwhile, then frees the turn.
+  private func giveUpTurn() {
+    while true {
+      let next = saveTurn.withLock { turn -> NextSave in
+        if !turn.waiting.isEmpty { return .handOver(turn.waiting.removeFirst()) }
+        if turn.mutated {
+          turn.mutated = false
+          return .mutation
+        }
+        turn.taken = false
+        return .done
+      }
+      switch next {
+      case let .handOver(waiter):
+        waiter.resume()
+        return
+      case .mutation:
+        saveLatestMutation()
+      case .done:
+        return
+      }
+    }
+  }
+
+  private func saveLatestMutation() {
+    guard let saver else { return }
+    let (value, version) = state.withLock { ($0.value, $0.version) }
+    let isNewer = saveTurn.withLock { turn in
+      // A `save()` already handed a value at least this recent to the key.
+      guard version > turn.savedVersion else { return false }
+      turn.savedVersion = version
+      return true
+    }
+    guard isNewer else { return }
+    saver(
+      value, .didSet,
+      SaveContinuation(keyDescription, reportIssue: reportIssue) { [weak self] result in
+        self?.endSave(with: result)
+      })
   }
 
   // MARK: Loading and saving
@@ -213,19 +286,19 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
 
   func save() async throws {
     guard let saver else { return }
+    await takeTurn()
+    let (value, version) = state.withLock { ($0.value, $0.version) }
+    saveTurn.withLock { $0.savedVersion = max($0.savedVersion, version) }
     let description = keyDescription
     let reportIssue = reportIssue
     try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-      savedVersion.withLock { savedVersion in
-        let (value, version) = state.withLock { ($0.value, $0.version) }
-        savedVersion = max(savedVersion, version)
-        saver(
-          value, .userInitiated,
-          SaveContinuation(description, reportIssue: reportIssue) { [weak self] result in
-            self?.endSave(with: result)
-            waiter.resume(with: result)
-          })
-      }
+      saver(
+        value, .userInitiated,
+        SaveContinuation(description, reportIssue: reportIssue) { [weak self] result in
+          self?.endSave(with: result)
+          waiter.resume(with: result)
+        })
+      giveUpTurn()
     }
   }
 

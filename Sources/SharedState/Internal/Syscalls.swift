@@ -33,6 +33,9 @@ enum Syscalls {
   /// Replaces a file atomically: writes a temporary file in the same folder, `fsync(2)`s it,
   /// keeps the permissions of the file it replaces, `rename(2)`s it over the target, and
   /// `fsync(2)`s the folder. Creates missing folders.
+  ///
+  /// A failure after the rename is ``FileStorageError/replacedButNotSynced(path:errno:)``: the
+  /// file holds `data` then; after any other error it is untouched.
   static func writeFileAtomically(_ data: Data, toPath path: String) throws(FileStorageError) {
     let (directory, name) = split(path)
     try createDirectories(directory)
@@ -67,17 +70,17 @@ enum Syscalls {
     }
     if rename(temporary, path) != 0 { throw .systemCall("rename", path: path, errno: errno) }
     removeTemporary = false
-    try syncDirectory(directory)
+    if let code = syncDirectory(directory) { throw .replacedButNotSynced(path: path, errno: code) }
   }
 
-  private static func syncDirectory(_ directory: String) throws(FileStorageError) {
+  /// `fsync(2)`s a folder; returns the `errno` of the call that failed, if one did.
+  private static func syncDirectory(_ directory: String) -> Int32? {
     let fd = retryingOnInterrupt { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-    if fd < 0 { throw .systemCall("open", path: directory, errno: errno) }
+    if fd < 0 { return errno }
     defer { _ = close(fd) }
     // Some file systems cannot sync a folder; the rename itself is already atomic there.
-    if fsync(fd) != 0, errno != EINVAL, errno != EROFS {
-      throw .systemCall("fsync", path: directory, errno: errno)
-    }
+    if fsync(fd) != 0, errno != EINVAL, errno != EROFS { return errno }
+    return nil
   }
 
   private static func createDirectories(_ directory: String) throws(FileStorageError) {
@@ -149,11 +152,15 @@ enum Syscalls {
 
   // MARK: Signals
 
-  /// Creates a pipe whose ends close on exec. Wraps `pipe(2)`, `fcntl(2)`.
+  /// Creates a pipe whose ends close on exec, with a non-blocking write end: a signal handler
+  /// writes to it, and must not block when the pipe is full (the bytes already in it wake the
+  /// reader anyway). Wraps `pipe(2)`, `fcntl(2)`.
   static func makePipe() -> (read: Int32, write: Int32)? {
     var fds: [Int32] = [-1, -1]
     guard pipe(&fds) == 0 else { return nil }
-    for fd in fds where fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 {
+    let closesOnExec = fds.allSatisfy { fcntl($0, F_SETFD, FD_CLOEXEC) == 0 }
+    let writeFlags = fcntl(fds[1], F_GETFL)
+    guard closesOnExec, writeFlags >= 0, fcntl(fds[1], F_SETFL, writeFlags | O_NONBLOCK) == 0 else {
       _ = close(fds[0])
       _ = close(fds[1])
       return nil

@@ -145,9 +145,13 @@ final class FileStorageCore<Value: Sendable>: Sendable {
   }
 
   deinit {
-    // Last handle gone: write what is pending before the batcher goes.
-    let batcher = lazyBatcher.withLock { $0 }
-    try? batcher?.flush()
+    // Last handle gone: write what is pending before the batcher goes. No handle is left to
+    // show a save error, so a failure is reported.
+    do {
+      try lazyBatcher.withLock { $0 }?.flush()
+    } catch {
+      reportIssue("The last value for \(path) could not be written when its last handle went away: \(error)")
+    }
     watch.withLock { $0?.subscription }?.cancel()
   }
 
@@ -299,13 +303,27 @@ final class StoredFile<Value: Sendable>: Sendable {
       try keepCorruptCopy(current)
     }
     // Recorded before the write so that the watch never mistakes it for someone else's.
-    knownBytes.withLock { $0 = bytes }
+    let previous = knownBytes.withLock { known in
+      defer { known = bytes }
+      return known
+    }
     do {
       try storage.write(bytes, url)
     } catch {
-      knownBytes.withLock { $0 = current }
+      // Unless it was replaced, the file still holds what it held before: forget these bytes
+      // (if no read recorded newer ones meanwhile), so that a change another process made
+      // since still looks new when its event arrives.
+      if !Self.replacedTheFile(error) {
+        knownBytes.withLock { known in if known == bytes { known = previous } }
+      }
       throw error
     }
+  }
+
+  /// Whether a failed write still put its bytes in the file (only the folder sync failed).
+  private static func replacedTheFile(_ error: any Error) -> Bool {
+    guard case FileStorageError.replacedButNotSynced = error else { return false }
+    return true
   }
 
   private func keepCorruptCopy(_ bytes: Data) throws {
@@ -328,7 +346,9 @@ final class StoredFile<Value: Sendable>: Sendable {
 public struct FileStorage: Sendable {
   /// Reads a whole file; `nil` when it does not exist.
   public var read: @Sendable (URL) throws -> Data?
-  /// Replaces a file atomically, creating missing folders.
+  /// Replaces a file atomically, creating missing folders. Throws
+  /// ``FileStorageError/replacedButNotSynced(path:errno:)`` when the file was replaced but the
+  /// change may not be durable yet; any other error means the file was left untouched.
   public var write: @Sendable (Data, URL) throws -> Void
   /// Calls the handler after the file is written, replaced or deleted by anyone.
   public var watch: @Sendable (URL, @escaping @Sendable () -> Void) throws -> SharedSubscription
@@ -472,6 +492,9 @@ public enum FileStorageError: Error, CustomStringConvertible, Sendable {
   case encodingFailed(path: String, reason: String)
   /// A system call failed.
   case systemCall(_ call: String, path: String, errno: Int32)
+  /// The file was replaced with the new bytes, but its folder could not be synced: the change
+  /// may be lost if the system crashes before it writes the folder on its own.
+  case replacedButNotSynced(path: String, errno: Int32)
 
   public var description: String {
     switch self {
@@ -484,6 +507,10 @@ public enum FileStorageError: Error, CustomStringConvertible, Sendable {
       "Could not encode the value for \(path): \(reason). Nothing was written."
     case let .systemCall(call, path, code):
       "\(call) failed for \(path): \(Syscalls.describe(errno: code)) (errno \(code)). "
+        + Syscalls.advice(forErrno: code)
+    case let .replacedButNotSynced(path, code):
+      "\(path) was written, but its folder could not be synced: \(Syscalls.describe(errno: code)) "
+        + "(errno \(code)); the change may be lost if the system crashes. "
         + Syscalls.advice(forErrno: code)
     }
   }
