@@ -39,7 +39,8 @@ let package = Package(
       name: "SharedStateChild", dependencies: ["SharedState"], path: "Tests/SharedStateChild",
       swiftSettings: swiftSettings),
     .executableTarget(name: "secrets-child", dependencies: ["Secrets"], path: "Tests/SecretsChild", swiftSettings: swiftSettings),
-    .testTarget(name: "SharedStateTests", dependencies: ["SharedState", "SharedStateChild"], swiftSettings: swiftSettings),
+    .testTarget(
+      name: "SharedStateTests", dependencies: ["SharedState", "SharedStateChild", "SecretTestSupport"], swiftSettings: swiftSettings),
     .testTarget(
       name: "SecretsTests", dependencies: ["Secrets", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example"],
       swiftSettings: swiftSettings),

@@ -38,9 +38,7 @@ struct ConcurrencyTests {
       let reads = (0..<8).map { _ in
         Task { try await client.read(service: "frozen", account: "a")?.text }
       }
-      try await withDeadline(seconds: 10, "eight calls to be in flight") {
-        while executor.busyCount < 8 { await Task.yield() }
-      }
+      try await eventually("eight calls to be in flight") { executor.busyCount >= 8 }
       let unrelated = try await withDeadline(seconds: 5, "an unrelated task") {
         await Task.detached { 6 * 7 }.value
       }

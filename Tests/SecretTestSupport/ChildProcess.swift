@@ -99,9 +99,14 @@ public final class ChildProcess: Sendable {
     if isRunning { kill(pid, signal) }
   }
 
-  /// Waits for the child to exit and returns its exit code (128 + signal when killed).
-  @discardableResult
-  public func wait() -> Int32 {
+  /// How a child ended.
+  public enum Termination: Equatable, Sendable {
+    case exited(Int32)
+    case signalled(Int32)
+  }
+
+  /// Waits for the child to end and says how.
+  public func waitForTermination() -> Termination {
     let raw = exitStatus.withLock { status -> Int32 in
       if let status { return status }
       var raw: Int32 = 0
@@ -110,6 +115,15 @@ public final class ChildProcess: Sendable {
       return raw
     }
     let signal = raw & 0x7f
-    return signal == 0 ? (raw >> 8) & 0xff : 128 + signal
+    return signal == 0 ? .exited((raw >> 8) & 0xff) : .signalled(signal)
+  }
+
+  /// Waits for the child to exit and returns its exit code (128 + signal when killed).
+  @discardableResult
+  public func wait() -> Int32 {
+    switch waitForTermination() {
+    case .exited(let code): code
+    case .signalled(let signal): 128 + signal
+    }
   }
 }

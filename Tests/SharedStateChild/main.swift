@@ -15,12 +15,6 @@ func say(_ line: String) {
   FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-// A child spawned from a dispatch worker thread inherits its blocked signals; start clean,
-// as a service started by systemd or a shell would.
-var nothingBlocked = sigset_t()
-sigemptyset(&nothingBlocked)
-pthread_sigmask(SIG_SETMASK, &nothingBlocked, nil)
-
 let arguments = CommandLine.arguments
 guard arguments.count == 4, let target = Int(arguments[3]) else {
   say("usage: SharedStateChild window|host-handler|opt-out|exit|await|set PATH VALUE")

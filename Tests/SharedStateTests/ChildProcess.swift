@@ -1,42 +1,37 @@
 import Foundation
 import Glibc
+import SecretTestSupport
 import Testing
 
-/// Runs the `SharedStateChild` helper (built next to the test bundle) and talks to it through
-/// its standard output.
-final class ChildProcess {
-  enum Status: Equatable {
-    case exited(Int32)
-    case signalled(Int32)
-  }
-
-  private let process = Process()
-  private let output = Pipe()
+/// The `SharedStateChild` helper (built next to the test bundle), started with the harness's
+/// `ChildProcess` (signals unblocked, no descriptor leaking into other tests' children), talked
+/// to through its standard output.
+final class HelperProcess {
+  private let child: ChildProcess
+  private let output: Int32
   private var buffer = Data()
 
   init(_ arguments: [String]) throws {
-    let executable = Self.helperURL()
-    guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-      throw TestFailure(message: "SharedStateChild not found at \(executable.path); build the package's test helper first")
+    let executable = try builtExecutable("SharedStateChild")
+    let pipe = try ChildProcess.makePipe()
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    defer {
+      close(null)
+      close(pipe.write)
     }
-    process.executableURL = executable
-    process.arguments = arguments
-    process.standardOutput = output
-    try process.run()
+    child = try ChildProcess(
+      executable, arguments, environment: ProcessInfo.processInfo.environment, stdin: null, stdout: pipe.write,
+      stderr: STDERR_FILENO)
+    output = pipe.read
   }
 
   deinit {
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-  }
-
-  static func helperURL() -> URL {
-    let testBinary = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
-    return testBinary.deletingLastPathComponent().appending(component: "SharedStateChild")
+    if child.isRunning { child.signal(SIGKILL) }
+    close(output)
   }
 
   /// Reads the next line of output, failing after `timeout`.
   func readLine(timeout: Duration = .seconds(20)) throws -> String {
-    let descriptor = output.fileHandleForReading.fileDescriptor
     let deadline = ContinuousClock.now + timeout
     while true {
       if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -46,13 +41,13 @@ final class ChildProcess {
       }
       let remaining = deadline - ContinuousClock.now
       guard remaining > .zero else { throw TestFailure(message: "no output from the child within \(timeout)") }
-      var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+      var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
       let milliseconds = Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
       let ready = poll(&poller, 1, max(1, milliseconds))
       if ready < 0 && errno != EINTR { throw TestFailure(message: "poll failed: errno \(errno)") }
       if ready > 0 {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        let count = read(descriptor, &chunk, chunk.count)
+        let count = read(output, &chunk, chunk.count)
         if count <= 0 { throw TestFailure(message: "the child closed its output; buffered: \(String(decoding: buffer, as: UTF8.self))") }
         buffer.append(contentsOf: chunk[0..<count])
       }
@@ -64,14 +59,7 @@ final class ChildProcess {
     #expect(line == expected, sourceLocation: sourceLocation)
   }
 
-  func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+  func signal(_ signal: Int32) { child.signal(signal) }
 
-  func wait() -> Status {
-    process.waitUntilExit()
-    switch process.terminationReason {
-    case .exit: return .exited(process.terminationStatus)
-    case .uncaughtSignal: return .signalled(process.terminationStatus)
-    @unknown default: return .exited(-1)
-    }
-  }
+  func wait() -> ChildProcess.Termination { child.waitForTermination() }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SharedState
+import SecretTestSupport
 import Testing
 
 @Suite(".fileStorage on the real file system")
@@ -95,7 +96,7 @@ struct ProcessTests {
     var signal: Int32
     var value: String
     /// How the host's disposition (the default action or its handler) ends the child.
-    var ending: ChildProcess.Status
+    var ending: ChildProcess.Termination
     /// What the file holds after: `nil` when it was never written.
     var written: String?
     var testDescription: String
@@ -121,7 +122,7 @@ struct ProcessTests {
     let folder = try TemporaryFolder()
     defer { folder.remove() }
     let url = folder.file("pending.json")
-    let child = try ChildProcess([signalCase.mode, url.path, signalCase.value])
+    let child = try HelperProcess([signalCase.mode, url.path, signalCase.value])
     try child.expectLine("ready")
     #expect(!FileManager.default.fileExists(atPath: url.path))
     child.signal(signalCase.signal)
@@ -133,7 +134,7 @@ struct ProcessTests {
     let folder = try TemporaryFolder()
     defer { folder.remove() }
     let url = folder.file("exit.json")
-    let child = try ChildProcess(["exit", url.path, "9"])
+    let child = try HelperProcess(["exit", url.path, "9"])
     #expect(child.wait() == .exited(0))
     #expect(try Data(contentsOf: url) == Data("9".utf8))
   }
@@ -148,7 +149,7 @@ struct ProcessTests {
       try await $value.save()
 
       // The other process sees what this one writes…
-      let watcher = try ChildProcess(["await", url.path, "2"])
+      let watcher = try HelperProcess(["await", url.path, "2"])
       try watcher.expectLine("ready 1")
       $value.withLock { $0 = 2 }
       try await $value.save()
@@ -157,7 +158,7 @@ struct ProcessTests {
 
       // …and this one sees what the other writes.
       let stream = $value.values
-      let writer = try ChildProcess(["set", url.path, "3"])
+      let writer = try HelperProcess(["set", url.path, "3"])
       try writer.expectLine("loaded 2")
       #expect(writer.wait() == .exited(0))
       #expect(await firstValue(of: stream) { $0 == 3 } == 3)
