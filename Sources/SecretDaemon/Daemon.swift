@@ -88,6 +88,8 @@ public final class Daemon {
       syncAliasRegistrations()
       emit(ObjectPaths.root, Interfaces.service, "CollectionDeleted", ObjectPaths.collection(name))
       emitCollectionsChanged()
+    case .aliasesChanged:
+      syncAliasRegistrations()
     case .collectionChanged(let name):
       emit(ObjectPaths.root, Interfaces.service, "CollectionChanged", ObjectPaths.collection(name))
       if let collection = store.collections[name] {
@@ -140,7 +142,7 @@ public final class Daemon {
   }
 
   /// Serves `/aliases/NAME/ITEM` for every alias that names a collection.
-  func syncAliasRegistrations() {
+  private func syncAliasRegistrations() {
     let wanted = Set(store.aliases.keys.filter { store.resolveAlias($0) != nil }.map(ObjectPaths.alias))
     for root in connection.registeredRoots where root.hasPrefix(ObjectPaths.aliases + "/") && !wanted.contains(root) {
       connection.unregisterSubtree(root)

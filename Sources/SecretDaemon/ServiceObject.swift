@@ -55,7 +55,6 @@ struct ServiceObject {
     }
     do throws(StoreError) {
       let name = try daemon.store.createCollection(label: label, alias: alias)
-      daemon.syncAliasRegistrations()
       Log.info("collection \(ObjectPaths.collection(name)) created")
       return .tuple([.objectPath(ObjectPaths.collection(name)), .objectPath(ObjectPaths.none)])
     } catch {
@@ -142,7 +141,6 @@ struct ServiceObject {
       target = try daemon.resolve(collection)
     }
     do throws(StoreError) { try daemon.store.setAlias(name, to: target) } catch { throw DBusError(error) }
-    daemon.syncAliasRegistrations()
     return .tuple([])
   }
 }

@@ -110,6 +110,29 @@ struct RoundTripTests {
     }
   }
 
+  /// secretd only: gnome-keyring refuses any alias but `default` (NotSupported).
+  @Test func aNewAliasAnswersAsItsCollectionUntilRemoved() async throws {
+    try await withProvider(.secretd) { instance in
+      let client = instance.client()
+      try await client.write(SecretValue("x"), service: "alias", account: "a")
+      let path = try await client.path(of: .default)
+      try await client.setAlias("work", to: path)
+      #expect(try await client.path(of: .alias("work")) == path)
+      // libsecret stores through the alias's own object path, /org/freedesktop/secrets/aliases/work.
+      try await client.write(SecretValue("through the alias"), service: "alias", account: "b", in: .alias("work"))
+      #expect(try await client.read(service: "alias", account: "b", in: .default)?.text == "through the alias")
+      // Its items answer under the alias too: /org/freedesktop/secrets/aliases/work/NUMBER.
+      let item = try #require(try await client.search(["service": "alias", "account": "b"]).first)
+      let number = try #require(item.path.split(separator: "/").last)
+      let introspection = try instance.run(
+        "gdbus", ["introspect", "--address", instance.busAddress, "--dest", instance.busName,
+                  "--object-path", "/org/freedesktop/secrets/aliases/work/\(number)"])
+      #expect(introspection.stdoutText.contains("org.freedesktop.Secret.Item"), "\(introspection.stderrText)")
+      try await client.setAlias("work", to: nil)
+      await #expect(throws: SecretError.self) { try await client.path(of: .alias("work")) }
+    }
+  }
+
   @Test(arguments: Provider.all)
   func collectionsAreReadNowNotRememberedFromAnEarlierCall(provider: Provider) async throws {
     try await withProvider(provider) { instance in

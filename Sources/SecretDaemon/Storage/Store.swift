@@ -15,6 +15,8 @@ enum StoreEvent: Equatable {
   case collectionCreated(String)
   case collectionDeleted(String)
   case collectionChanged(String)
+  /// An alias was set, moved or removed.
+  case aliasesChanged
   case itemCreated(collection: String, item: Int)
   case itemDeleted(collection: String, item: Int)
   case itemChanged(collection: String, item: Int)
@@ -85,7 +87,10 @@ final class Store {
     }
     collections[name] = StoredCollection(name: name, label: label, now: now)
     onEvent(.collectionCreated(name))
-    if !alias.isEmpty { aliases[alias] = name }
+    if !alias.isEmpty {
+      aliases[alias] = name
+      onEvent(.aliasesChanged)
+    }
     return name
   }
 
@@ -136,6 +141,7 @@ final class Store {
     } else {
       aliases[alias] = nil
     }
+    onEvent(.aliasesChanged)
   }
 
   // MARK: Items
