@@ -81,19 +81,15 @@ extension SecretClient {
   public func search(
     _ attributes: [String: String] = [:], includeSecrets: Bool = false, in collection: CollectionID? = nil
   ) throws(SecretError) -> [SecretItem] {
-    for (name, value) in attributes {
-      try Self.validate(text: name, what: "attribute name")
-      try Self.validate(text: value, what: "value of attribute \(name)")
-    }
+    try Self.validatePairs(attributes)
     return try withService { service throws(SecretError) in
       guard let collection else { return try service.searchItems(attributes, loadSecrets: includeSecrets) }
       // Secrets are fetched only for items of the collection, never for the others.
       let path = try Self.path(of: collection, on: service)
       var items = try service.searchItems(attributes, loadSecrets: false).filter { $0.collectionPath == path }
       if includeSecrets {
-        for index in items.indices where !items[index].isLocked {
-          items[index].secret = try service.secret(at: items[index].path)
-        }
+        let secrets = try service.secrets(at: items.filter { !$0.isLocked }.map(\.path))
+        for index in items.indices { items[index].secret = secrets[items[index].path] }
       }
       return items
     }
@@ -151,6 +147,11 @@ extension SecretClient {
     guard !attributes.isEmpty else {
       throw .invalidArgument("an item needs at least one attribute to be found by, such as service and account")
     }
+    try validatePairs(attributes)
+  }
+
+  /// Names and values D-Bus can carry; an empty set passes (a search of everything).
+  static func validatePairs(_ attributes: [String: String]) throws(SecretError) {
     for (name, value) in attributes {
       guard !name.isEmpty else { throw .invalidArgument("an attribute name is empty") }
       try validate(text: name, what: "attribute name")

@@ -62,6 +62,9 @@ struct RoundTripTests {
 
       let withSecrets = try await client.search(["service": "search"], includeSecrets: true)
       #expect(Set(withSecrets.compactMap { $0.secret?.text }) == ["one", "two"])
+      let inDefault = try await client.search(["service": "search"], includeSecrets: true, in: .default)
+      #expect(Set(inDefault.compactMap { $0.secret?.text }) == ["one", "two"])
+      #expect(try await client.search(["service": "search"], includeSecrets: true, in: .path("/org/freedesktop/secrets/collection/none")).isEmpty)
     }
   }
 
