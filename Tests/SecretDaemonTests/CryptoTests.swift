@@ -4,13 +4,9 @@ import Testing
 
 @Suite("crypto")
 struct CryptoTests {
-  func buffer(_ bytes: [UInt8]) throws -> SecureBuffer {
-    try #require(bytes.withUnsafeBytes { SecureBuffer(copying: $0) })
-  }
-
   @Test("HKDF-SHA256 with empty salt and info matches RFC 5869 test case 3")
   func hkdfVector() throws {
-    let key = try KeyAgreement.hkdfSHA256(inputKeyMaterial: try buffer(Array(repeating: 0x0b, count: 22)), length: 16)
+    let key = try KeyAgreement.hkdfSHA256(inputKeyMaterial: try secureBuffer(Array(repeating: 0x0b, count: 22)), length: 16)
     let expected: [UInt8] = [0x8d, 0xa4, 0xe7, 0x75, 0xa5, 0x63, 0xc1, 0x8f, 0x71, 0x5f, 0x80, 0x2a, 0x06, 0x3c, 0x5a, 0x31]
     #expect(key.withUnsafeBytes { Array($0) } == expected)
   }
@@ -26,9 +22,9 @@ struct CryptoTests {
 
   @Test("AES-128-CBC-PKCS7 round trips every length, with a fresh IV each time")
   func roundTrip() throws {
-    let key = try buffer(Array(repeating: 9, count: 16))
+    let key = try secureBuffer(Array(repeating: 9, count: 16))
     for length in [0, 1, 15, 16, 17, 100] {
-      let secret = try buffer((0..<length).map { UInt8($0 & 0xff) })
+      let secret = try secureBuffer((0..<length).map { UInt8($0 & 0xff) })
       let sealed = try TransferCipher.encrypt(secret, key: key)
       #expect(sealed.ciphertext.count == (length / 16 + 1) * 16)
       let opened = try sealed.ciphertext.withUnsafeBytes { c in
@@ -36,14 +32,14 @@ struct CryptoTests {
       }
       #expect(opened.isEqual(to: secret))
     }
-    let a = try TransferCipher.encrypt(try buffer([1]), key: key)
-    let b = try TransferCipher.encrypt(try buffer([1]), key: key)
+    let a = try TransferCipher.encrypt(try secureBuffer([1]), key: key)
+    let b = try TransferCipher.encrypt(try secureBuffer([1]), key: key)
     #expect(a.iv != b.iv)
   }
 
   @Test("wrong IV length, bad ciphertext length and bad padding are errors")
   func failures() throws {
-    let key = try buffer(Array(repeating: 9, count: 16))
+    let key = try secureBuffer(Array(repeating: 9, count: 16))
     let iv = [UInt8](repeating: 0, count: 16)
     func decrypt(_ data: [UInt8], iv: [UInt8]) throws(CryptoError) -> SecureBuffer {
       let result: Result<SecureBuffer, CryptoError> = data.withUnsafeBytes { d in

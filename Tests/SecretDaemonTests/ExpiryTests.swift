@@ -7,19 +7,15 @@ import Testing
 
 @Suite("expiry")
 struct ExpiryTests {
-  func secret(_ text: String) throws -> SecureBuffer {
-    try #require(Array(text.utf8).withUnsafeBytes { SecureBuffer(copying: $0) })
-  }
-
   @Test("expires-at and xdg:expires remove items with events; reads never see them (injected clock)")
   func injectedClock() throws {
     let clock = ManualClock(1_000)
     let store = Store(clock: clock)
     var events: [StoreEvent] = []
     store.onEvent = { events.append($0) }
-    let a = try store.createItem(in: "session", label: "a", attributes: ["expires-at": "1010", "k": "a"], contentType: "text/plain", secret: secret("a"), replace: false)
-    let b = try store.createItem(in: "session", label: "b", attributes: ["xdg:expires": "1020", "k": "b"], contentType: "text/plain", secret: secret("b"), replace: false)
-    let c = try store.createItem(in: "session", label: "c", attributes: ["k": "c"], contentType: "text/plain", secret: secret("c"), replace: false)
+    let a = try store.createItem(in: "session", label: "a", attributes: ["expires-at": "1010", "k": "a"], contentType: "text/plain", secret: secureBuffer("a"), replace: false)
+    let b = try store.createItem(in: "session", label: "b", attributes: ["xdg:expires": "1020", "k": "b"], contentType: "text/plain", secret: secureBuffer("b"), replace: false)
+    let c = try store.createItem(in: "session", label: "c", attributes: ["k": "c"], contentType: "text/plain", secret: secureBuffer("c"), replace: false)
     #expect(store.purgeExpired() == 1010)
     clock.advance(by: 10)
     // Expired but not yet purged: no read returns it.
@@ -33,7 +29,7 @@ struct ExpiryTests {
     #expect(store.itemCount == 1)
     #expect(try store.item(ItemReference(collection: "session", item: c.item)).label == "c")
     #expect(throws: StoreError.invalidExpiry(attribute: "expires-at", value: "soon")) {
-      try store.createItem(in: "session", label: "d", attributes: ["expires-at": "soon"], contentType: "", secret: secret("d"), replace: false)
+      try store.createItem(in: "session", label: "d", attributes: ["expires-at": "soon"], contentType: "", secret: secureBuffer("d"), replace: false)
     }
   }
 
@@ -41,7 +37,7 @@ struct ExpiryTests {
   func defaultTTL() throws {
     let clock = ManualClock(500)
     let store = Store(clock: clock, defaultTTL: 60)
-    _ = try store.createItem(in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secret("t"), replace: false)
+    _ = try store.createItem(in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secureBuffer("t"), replace: false)
     clock.advance(by: 59)
     #expect(store.search(["k": "v"]).unlocked.count == 1)
     clock.advance(by: 1)
@@ -56,7 +52,7 @@ struct ExpiryTests {
     let store = Store(clock: clock, defaultTTL: 86_400)
     for _ in 0..<10_000 {
       clock.advance(by: 1)
-      _ = try store.createItem(in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secret("t"), replace: true)
+      _ = try store.createItem(in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secureBuffer("t"), replace: true)
     }
     #expect(store.itemCount == 1)
     #expect(store.pendingExpiries <= 2 * store.itemCount + 65)

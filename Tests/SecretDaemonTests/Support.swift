@@ -89,6 +89,15 @@ extension ProviderInstance {
 }
 
 /// A random lowercase token, unique enough to search memory for.
+/// `bytes`, or the UTF-8 of `text`, in locked memory, as the daemon keeps secrets.
+func secureBuffer(_ bytes: [UInt8]) throws -> SecureBuffer {
+  try #require(bytes.withUnsafeBytes { SecureBuffer(copying: $0) })
+}
+
+func secureBuffer(_ text: String) throws -> SecureBuffer {
+  try secureBuffer(Array(text.utf8))
+}
+
 func randomToken(_ length: Int = 40) -> String {
   let letters = Array("abcdefghijklmnopqrstuvwxyz0123456789")
   return String((0..<length).map { _ in letters.randomElement()! })

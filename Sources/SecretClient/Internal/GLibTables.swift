@@ -21,14 +21,8 @@ struct AttributeTable: ~Copyable {
     guard let table else { return [:] }
     defer { g_hash_table_unref(table) }
     var attributes: [String: String] = [:]
-    var iterator = GHashTableIter()
-    g_hash_table_iter_init(&iterator, table)
-    var key: gpointer?
-    var value: gpointer?
-    while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
-      guard let key, let value else { continue }
-      let name = String(cString: key.assumingMemoryBound(to: gchar.self))
-      attributes[name] = String(cString: value.assumingMemoryBound(to: gchar.self))
+    forEachEntry(of: table) { key, value in
+      attributes[String(cString: key.assumingMemoryBound(to: gchar.self))] = String(cString: value.assumingMemoryBound(to: gchar.self))
     }
     return attributes
   }
@@ -80,4 +74,15 @@ func takeObjects<T>(_ list: UnsafeMutablePointer<GList>?, _ transform: (gpointer
     node = current.pointee.next
   }
   return results
+}
+
+/// Calls `body` with each key and value of a `GHashTable` (borrowed: the table keeps them).
+func forEachEntry(of table: OpaquePointer, _ body: (gpointer, gpointer) -> Void) {
+  var iterator = GHashTableIter()
+  g_hash_table_iter_init(&iterator, table)
+  var key: gpointer?
+  var value: gpointer?
+  while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
+    if let key, let value { body(key, value) }
+  }
 }

@@ -40,12 +40,7 @@ extension ServiceHandle {
     }
     defer { g_hash_table_unref(found) }
     var secrets: [String: SecretValue] = [:]
-    var iterator = GHashTableIter()
-    g_hash_table_iter_init(&iterator, found)
-    var key: gpointer?
-    var value: gpointer?
-    while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
-      guard let key, let value else { continue }
+    forEachEntry(of: found) { key, value in
       // The table keeps its own reference; `takeValue` releases the one taken here.
       secret_value_ref(OpaquePointer(value))
       secrets[String(cString: key.assumingMemoryBound(to: gchar.self))] = takeValue(OpaquePointer(value))
