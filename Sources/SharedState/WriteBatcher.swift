@@ -27,6 +27,13 @@ import Synchronization
 ///   }
 /// }
 /// ```
+/// An error of a write that stored the value all the same (the file was replaced, only its
+/// folder could not be synced). The batcher counts such a value as written, so that an older
+/// value still on its way never replaces it.
+protocol StoredDespiteError: Error {
+  var valueIsStored: Bool { get }
+}
+
 public final class WriteBatcher<Value: Sendable>: Sendable {
   /// Receives the outcome of the write that carried (or superseded) a scheduled value.
   public typealias Completion = @Sendable (Result<Void, any Error>) -> Void
@@ -205,6 +212,7 @@ public final class WriteBatcher<Value: Sendable>: Sendable {
         last = sequence
         return .success(())
       } catch {
+        if (error as? any StoredDespiteError)?.valueIsStored == true { last = sequence }
         return .failure(error)
       }
     }

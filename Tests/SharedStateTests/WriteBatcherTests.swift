@@ -57,6 +57,19 @@ struct WriteBatcherTests {
     #expect(completions.all == [true])
   }
 
+  @Test func aValueStoredDespiteAnErrorIsNeverReplacedByAnOlderOne() throws {
+    let written = WriteLog<Int>()
+    let batcher = WriteBatcher<Int>(clock: clock.clock, flushesAtExit: false) { value in
+      written.append(value)
+      if value == 2 { throw FileStorageError.replacedButNotSynced(path: "/tmp/x", errno: EIO) }
+    }
+    let older = batcher.claimWriteNow(1)
+    batcher.schedule(2)
+    clock.advance(by: .seconds(1))
+    try older()
+    #expect(written.all == [2], "the older value replaced the stored one")
+  }
+
   @Test func completionsReceiveTheWriteResult() {
     struct Full: Error {}
     let fails = Mutex(true)

@@ -322,8 +322,7 @@ final class StoredFile<Value: Sendable>: Sendable {
 
   /// Whether a failed write still put its bytes in the file (only the folder sync failed).
   private static func replacedTheFile(_ error: any Error) -> Bool {
-    guard case FileStorageError.replacedButNotSynced = error else { return false }
-    return true
+    (error as? any StoredDespiteError)?.valueIsStored == true
   }
 
   private func keepCorruptCopy(_ bytes: Data) throws {
@@ -513,5 +512,12 @@ public enum FileStorageError: Error, CustomStringConvertible, Sendable {
         + "(errno \(code)); the change may be lost if the system crashes. "
         + Syscalls.advice(forErrno: code)
     }
+  }
+}
+
+extension FileStorageError: StoredDespiteError {
+  var valueIsStored: Bool {
+    guard case .replacedButNotSynced = self else { return false }
+    return true
   }
 }
