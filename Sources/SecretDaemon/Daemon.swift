@@ -71,7 +71,12 @@ public final class Daemon {
   public var itemCount: Int { exclusive.run { store.itemCount } }
   // MARK: Events to signals
 
-  private func publishDeferredEvents() {
+  /// Runs `body`, which sends a reply, and only then publishes the signals of the changes it
+  /// made: the client goes on while the signals are written. Still under the lock, so nothing
+  /// the client sends next is handled before the signals and registrations are done.
+  private func answeringBeforeSignals(_ body: () -> Void) {
+    deferredEvents = []
+    body()
     let events = deferredEvents ?? []
     deferredEvents = nil
     for event in events { publish(event) }
@@ -215,9 +220,13 @@ extension Daemon: ObjectTree {
     }
   }
 
-  func setProperty(path: String, interface: String, name: String, value: Variant) throws(DBusError) {
-    try exclusive.run { () throws(DBusError) in
-      try unlockedSetProperty(path: path, interface: interface, name: name, value: value)
+  func setProperty(
+    path: String, interface: String, name: String, value: Variant, reply: (Result<Void, DBusError>) -> Void
+  ) {
+    exclusive.run {
+      answeringBeforeSignals {
+        reply(Result { () throws(DBusError) in try unlockedSetProperty(path: path, interface: interface, name: name, value: value) })
+      }
     }
   }
 }
@@ -241,32 +250,29 @@ extension Daemon {
     path: String, interface: String, method: String, parameters: Variant, sender: String,
     invocation: MethodInvocation
   ) {
-    // The caller gets its reply before the signals the call causes: the reply is queued first, so
-    // the client goes on while the signals are written. Still under the lock, so nothing the
-    // client sends next is handled before the signals and registrations are done.
-    deferredEvents = []
-    do throws(DBusError) {
-      let reply: DBusValue
-      switch (ObjectNode(path: path), interface) {
-      case (.service?, Interfaces.service):
-        reply = try ServiceObject(daemon: self).call(method, parameters, sender: sender)
-      case (.collection(let name)?, Interfaces.collection):
-        reply = try CollectionObject(daemon: self, name: try resolve(name)).call(method, parameters, sender: sender)
-      case (.item(let name, let number)?, Interfaces.item):
-        let reference = ItemReference(collection: try resolve(name), item: number)
-        reply = try ItemObject(daemon: self, reference: reference).call(method, parameters, sender: sender)
-      case (.session(let number)?, Interfaces.session):
-        reply = try SessionObject(daemon: self, number: number, path: path).call(method, sender: sender)
-      case (.prompt?, Interfaces.prompt):
-        reply = try PromptObject(path: path).call(method)
-      default:
-        throw .unknownMethod(interface, method, path)
+    answeringBeforeSignals {
+      do throws(DBusError) {
+        let reply: DBusValue
+        switch (ObjectNode(path: path), interface) {
+        case (.service?, Interfaces.service):
+          reply = try ServiceObject(daemon: self).call(method, parameters, sender: sender)
+        case (.collection(let name)?, Interfaces.collection):
+          reply = try CollectionObject(daemon: self, name: try resolve(name)).call(method, parameters, sender: sender)
+        case (.item(let name, let number)?, Interfaces.item):
+          let reference = ItemReference(collection: try resolve(name), item: number)
+          reply = try ItemObject(daemon: self, reference: reference).call(method, parameters, sender: sender)
+        case (.session(let number)?, Interfaces.session):
+          reply = try SessionObject(daemon: self, number: number, path: path).call(method, sender: sender)
+        case (.prompt?, Interfaces.prompt):
+          reply = try PromptObject(path: path).call(method)
+        default:
+          throw .unknownMethod(interface, method, path)
+        }
+        invocation.reply(reply)
+      } catch {
+        invocation.fail(error)
       }
-      invocation.reply(reply)
-    } catch {
-      invocation.fail(error)
     }
-    publishDeferredEvents()
   }
 
   private func unlockedProperties(path: String, interface: String, names: [String]) throws(DBusError) -> [DBusValue] {

@@ -123,7 +123,8 @@ protocol ObjectTree: AnyObject {
   /// The values of the properties `names`, read together: an object that is not there is an
   /// error, not an empty answer.
   func properties(path: String, interface: String, names: [String]) throws(DBusError) -> [DBusValue]
-  func setProperty(path: String, interface: String, name: String, value: Variant) throws(DBusError)
+  /// Sets a property; `reply` receives the outcome before the signals the change causes go out.
+  func setProperty(path: String, interface: String, name: String, value: Variant, reply: (Result<Void, DBusError>) -> Void)
 }
 
 /// Parsed introspection data. Wraps g_dbus_node_info_new_for_xml.
@@ -298,15 +299,14 @@ private func interfaceSetProperty(
   _ error: UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?, _ userData: gpointer?
 ) -> gboolean {
   guard let registration = SubtreeRegistration.from(userData), let value else { return 0 }
-  do throws(DBusError) {
-    try registration.tree.setProperty(
-      path: string(objectPath), interface: string(interfaceName), name: string(propertyName),
-      value: Variant(borrowing: value))
-    return 1
-  } catch let failure {
-    setError(error, failure)
-    return 0
-  }
+  var outcome: Result<Void, DBusError> = .success(())
+  registration.tree.setProperty(
+    path: string(objectPath), interface: string(interfaceName), name: string(propertyName),
+    value: Variant(borrowing: value)
+  ) { outcome = $0 }
+  guard case .failure(let failure) = outcome else { return 1 }
+  setError(error, failure)
+  return 0
 }
 
 /// Whether the name request succeeded, and if not who holds the name.

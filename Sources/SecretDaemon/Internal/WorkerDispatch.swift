@@ -142,11 +142,11 @@ final class WorkerDispatch {
         let value = body.child(2)?.unboxed, value.typeString == property.signature
       else { return false }
       invocation = MethodInvocation(message: message, connection: connection)
-      do throws(DBusError) {
-        try tree.setProperty(path: path, interface: interface, name: name, value: value)
-        invocation.reply(.tuple([]))
-      } catch {
-        invocation.fail(error)
+      tree.setProperty(path: path, interface: interface, name: name, value: value) { result in
+        switch result {
+        case .success: invocation.reply(.tuple([]))
+        case .failure(let error): invocation.fail(error)
+        }
       }
     default:
       return false
