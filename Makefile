@@ -37,19 +37,14 @@ bench: bootstrap static-cxx
 	$(SWIFT) build $(RELEASE)
 	@for benchmark in $(BENCHMARKS); do .build/release/$$benchmark || exit 1; echo; done
 
-UNIT_DIR := $(HOME)/.config/systemd/user
-DBUS_SERVICES_DIR := $(HOME)/.local/share/dbus-1/services
-
+# Binaries in PREFIX/bin, the user unit and the D-Bus activation file for this user
+# (scripts/install says where and checks the sandbox against the running user manager).
 install: bootstrap static-cxx
 	$(SWIFT) build $(RELEASE) --product secretd
 	$(SWIFT) build $(RELEASE) --product secretctl
-	install -Dm755 .build/release/secretd $(PREFIX)/bin/secretd
-	install -Dm755 .build/release/secretctl $(PREFIX)/bin/secretctl
-	sed 's|^ExecStart=.*|ExecStart=$(PREFIX)/bin/secretd|' systemd/secretd.service > secretd.service.tmp
-	install -Dm644 secretd.service.tmp $(UNIT_DIR)/secretd.service && rm secretd.service.tmp
-	install -Dm644 systemd/org.freedesktop.secrets.service $(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service
-	@echo "Installed. Start it now and at every login: systemctl --user enable --now secretd"
+	@scripts/install --prefix $(PREFIX) .build/release/secretd .build/release/secretctl
 
 uninstall:
 	@systemctl --user disable --now secretd 2>/dev/null || true
-	rm -f $(PREFIX)/bin/secretd $(PREFIX)/bin/secretctl $(UNIT_DIR)/secretd.service $(DBUS_SERVICES_DIR)/org.freedesktop.secrets.service
+	rm -rf $(PREFIX)/bin/secretd $(PREFIX)/bin/secretctl $(HOME)/.config/systemd/user/secretd.service \
+	  $(HOME)/.config/systemd/user/secretd.service.d $(HOME)/.local/share/dbus-1/services/org.freedesktop.secrets.service

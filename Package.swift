@@ -23,12 +23,14 @@ let package = Package(
     // Libraries.
     .target(name: "SecretClient", dependencies: ["CLibSecret"], swiftSettings: swiftSettings),
     .target(name: "SharedState", swiftSettings: swiftSettings),
+    // The operating system's calls, typed (errno, descriptors, signals, time), for every module.
+    .target(name: "SystemCalls", swiftSettings: swiftSettings),
     .target(name: "Secrets", dependencies: ["SharedState", "SecretClient"], swiftSettings: swiftSettings),
-    .target(name: "SecretDaemon", dependencies: ["CLibSecret", "CGcrypt"], swiftSettings: swiftSettings),
+    .target(name: "SecretDaemon", dependencies: ["CLibSecret", "CGcrypt", "SystemCalls"], swiftSettings: swiftSettings),
     .target(name: "SecretCLI", dependencies: ["SecretClient"], swiftSettings: swiftSettings),
 
     // Executables.
-    .executableTarget(name: "secretd", dependencies: ["SecretDaemon"], swiftSettings: swiftSettings),
+    .executableTarget(name: "secretd", dependencies: ["SecretDaemon", "SystemCalls"], swiftSettings: swiftSettings),
     .executableTarget(name: "secretctl", dependencies: ["SecretCLI"], swiftSettings: swiftSettings),
 
     // Test support: private buses and real providers for every test target.
@@ -76,6 +78,9 @@ let package = Package(
     .executableTarget(
       name: "SecretctlBenchmark", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport"],
       path: "Benchmarks/SecretctlBenchmark", swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "SecretdFairnessBenchmark", dependencies: ["CLibSecret", "SecretTestSupport"],
+      path: "Benchmarks/SecretdFairnessBenchmark", swiftSettings: swiftSettings),
     .executableTarget(
       name: "SecretdBenchmark", dependencies: ["CLibSecret", "SecretTestSupport"],
       path: "Benchmarks/SecretdBenchmark", swiftSettings: swiftSettings),

@@ -9,11 +9,11 @@ struct CollectionObject {
 
   // MARK: Members on the bus
 
-  func call(_ method: String, _ arguments: Variant, sender: String) throws(DBusError) -> DBusValue {
+  func call(_ method: String, _ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
     switch method {
     case "Delete": return try delete()
     case "SearchItems": return try searchItems(arguments)
-    case "CreateItem": return try createItem(arguments, sender: sender)
+    case "CreateItem": return try createItem(arguments, context: context)
     default: throw .unknownMethod(Interfaces.collection, method, path)
     }
   }
@@ -54,18 +54,19 @@ struct CollectionObject {
   /// SearchItems(a{ss}) -> (ao results)
   private func searchItems(_ arguments: Variant) throws(DBusError) -> DBusValue {
     guard let attributes = arguments.child(0)?.stringDictionary else { throw .invalidArgs("SearchItems takes (a{ss})") }
+    do throws(StoreError) { try daemon.store.checkQuery(attributes) } catch { throw DBusError(error) }
     guard let collection = daemon.store.collections[name] else { throw .noSuchObject("no collection \(path)") }
     let found = collection.search(attributes, now: daemon.store.now)
     return .tuple([.objectPaths(found.map { ObjectPaths.item(ItemReference(collection: name, item: $0)) })])
   }
 
   /// CreateItem(a{sv} properties, (oayays) secret, b replace) -> (o item, o prompt)
-  private func createItem(_ arguments: Variant, sender: String) throws(DBusError) -> DBusValue {
+  private func createItem(_ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
     guard let properties = arguments.child(0)?.variantDictionary, let replace = arguments.child(2)?.boolean else {
       throw .invalidArgs("CreateItem takes (a{sv}(oayays)b)")
     }
     let item = try ItemProperties(properties)
-    let (secret, contentType) = try SecretValue.read(arguments.child(1), daemon: daemon, sender: sender)
+    let (secret, contentType) = try SecretValue.read(arguments.child(1), daemon: daemon, context: context)
     do throws(StoreError) {
       let result = try daemon.store.createItem(
         in: name, label: item.label ?? "", attributes: item.attributes ?? [:], type: item.type ?? "",

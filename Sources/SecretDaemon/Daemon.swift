@@ -1,158 +1,139 @@
-// The daemon: owns the store and sessions, registers the object tree, routes calls to the
-// per-interface objects, and turns store events into D-Bus signals.
+// The daemon: owns the store and the sessions, takes every call off the bus, answers the calls
+// of its own user on worker threads in turn, and announces the store's changes.
+package import SystemCalls
+import Synchronization
 
 /// How the daemon behaves; set from the command line.
-public struct Configuration: Sendable {
-  public var limits: Limits
+package struct Configuration: Sendable {
+  package var limits: Limits
   /// Seconds an item lives when it names no expiry attribute; nil keeps items until deleted.
-  public var defaultTTL: UInt64?
+  package var defaultTTL: UInt64?
+  /// The only Unix user whose clients are served.
+  package var servedUser: UserID
+  /// Threads that answer calls (a client's calls run one at a time, clients in turn).
+  package var workerThreads: Int
+  /// Keep secrets even where memory cannot be locked (they may then be swapped to disk).
+  package var allowUnlockedMemory: Bool
 
-  public init(limits: Limits = Limits(), defaultTTL: UInt64? = nil) {
+  package init(
+    limits: Limits = Limits(), defaultTTL: UInt64? = nil, servedUser: UserID = .current, workerThreads: Int = 4,
+    allowUnlockedMemory: Bool = false
+  ) {
     self.limits = limits
     self.defaultTTL = defaultTTL
+    self.servedUser = servedUser
+    self.workerThreads = workerThreads
+    self.allowUnlockedMemory = allowUnlockedMemory
   }
 }
 
-/// A Secret Service provider serving one bus connection, keeping everything in memory.
+/// A Secret Service provider serving one bus connection, keeping everything in memory. It
+/// serves until the process exits.
 ///
-/// Calls arrive on two threads: GDBus's worker thread (the message filter, which answers the
-/// Secret Service methods and properties) and the GLib main context the daemon was started on
-/// (subtree dispatch of what the filter leaves, bus signals, the expiry timer). Every entry point
-/// takes `exclusive`, so the store, the sessions and the registrations are only touched by one
-/// thread at a time, in the order the calls arrive.
-public final class Daemon {
+/// Threads: GDBus's worker thread reads the bus and only queues calls (``ClientScheduler``);
+/// `workerThreads` threads answer them; the main context runs the expiry timer and the bus
+/// driver's signals (clients leaving, the name lost, the bus closing).
+package final class Daemon: @unchecked Sendable {
+  // SAFETY: `store` is only used inside `storeLock` (reading or writing, see `execute`), the
+  // expiry timer included; `sessions`, `signals` and `scheduler` lock themselves; the rest is
+  // set in init and `start()`, before any call is taken off the bus.
   let connection: BusConnection
-  /// Serialises every entry point (see above). Not recursive: entry points never call each other.
-  private let exclusive = SerialLock()
+  let configuration: Configuration
   let store: Store
+  let storeLock = ReadWriteLock()
   let sessions: SessionRegistry
+  let signals: SignalOutbox
   let descriptions: InterfaceDescriptions
+  private var scheduler: ClientScheduler?
   private var expiryTimer: Timer?
-  /// Events of the method call being answered, published after its reply (nil outside calls).
-  private var deferredEvents: [StoreEvent]?
+  /// Where the message that scrubs the bus reader's buffer goes: to ourselves, ignored.
+  static let scrubPath = "/org/freedesktop/secretd/scrub"
 
-  /// Prepares the daemon; nothing is visible on the bus until ``start()``.
-  public init(connection: BusConnection, configuration: Configuration, clock: any Clock = SystemClock()) throws(GIOError) {
+  /// Prepares the daemon; nothing is taken off the bus until ``start()``.
+  init(connection: BusConnection, configuration: Configuration, clock: any UnixClock) throws(GIOError) {
     Gcrypt.initialize()
+    SecureMemory.allowUnlocked.store(configuration.allowUnlockedMemory, ordering: .relaxed)
     self.connection = connection
+    self.configuration = configuration
     self.store = Store(limits: configuration.limits, clock: clock, defaultTTL: configuration.defaultTTL)
     self.sessions = SessionRegistry(maxPerClient: configuration.limits.maxSessionsPerClient)
+    self.signals = SignalOutbox(connection: connection, maximumBytes: configuration.limits.maxReplySize)
     self.descriptions = try InterfaceDescriptions(xml: Interfaces.xml)
   }
 
-  /// Registers every object path, watches clients leaving, and arms expiry.
-  public func start() throws(GIOError) {
-    for root in [
-      ObjectPaths.root, ObjectPaths.collections, ObjectPaths.aliases, ObjectPaths.sessions, ObjectPaths.prompts,
-    ] {
-      try connection.registerSubtree(root, tree: self, descriptions: descriptions)
-    }
-    for name in store.collectionNames {
-      try connection.registerSubtree(ObjectPaths.collection(name), tree: self, descriptions: descriptions)
-    }
-    syncAliasRegistrations()
-    store.onEvent = { [unowned self] event in
-      if self.deferredEvents != nil { self.deferredEvents?.append(event) } else { self.publish(event) }
-    }
+  package convenience init(connection: BusConnection, configuration: Configuration) throws(GIOError) {
+    try self.init(connection: connection, configuration: configuration, clock: SystemUnixClock())
+  }
+
+  /// Arms expiry, follows clients leaving, and starts taking calls off the bus.
+  package func start() {
+    store.onEvent = { [signals] event in signals.append(event) }
     let timer = Timer { [unowned self] in self.expireDue() }
     expiryTimer = timer
     store.onNextExpiryChanged = { [unowned self] time in self.armExpiry(at: time) }
+    let scheduler = ClientScheduler(vet: { [unowned self] in self.vet($0) }, run: { [unowned self] in self.execute($0) })
+    self.scheduler = scheduler
     connection.subscribeToBus(signal: "NameOwnerChanged", argument0: nil) { [unowned self] arguments in
       guard let name = arguments.child(0)?.string, let newOwner = arguments.child(2)?.string,
         newOwner.isEmpty, name.hasPrefix(":")
       else { return }
-      self.exclusive.run { self.sessions.closeAll(ownedBy: name) }
+      self.sessions.closeAll(ownedBy: name)
+      scheduler.forget(name)
     }
-    // Last: from here on, calls are answered on the worker thread too.
-    connection.serveOnWorkerThread(root: ObjectPaths.root, tree: self, descriptions: descriptions)
+    scheduler.start(threads: configuration.workerThreads)
+    let ownName = connection.uniqueName
+    connection.addFilter(
+      MessageFilter { message, raw in
+        guard let call = IncomingCall(message: message, connection: raw) else { return false }
+        if call.sender == ownName && call.path == Self.scrubPath { return true }
+        scheduler.submit(call)
+        return true
+      })
   }
 
   /// Counts for logs and tests.
-  public var itemCount: Int { exclusive.run { store.itemCount } }
-  // MARK: Events to signals
+  package var itemCount: Int { storeLock.reading { store.itemCount } }
 
-  /// Runs `body`, which sends a reply, and only then publishes the signals of the changes it
-  /// made: the client goes on while the signals are written. Still under the lock, so nothing
-  /// the client sends next is handled before the signals and registrations are done.
-  private func answeringBeforeSignals(_ body: () -> Void) {
-    deferredEvents = []
-    body()
-    let events = deferredEvents ?? []
-    deferredEvents = nil
-    for event in events { publish(event) }
-  }
+  // MARK: Callers
 
-  private func publish(_ event: StoreEvent) {
-    switch event {
-    case .collectionCreated(let name):
-      try? connection.registerSubtree(ObjectPaths.collection(name), tree: self, descriptions: descriptions)
-      emit(ObjectPaths.root, Interfaces.service, "CollectionCreated", ObjectPaths.collection(name))
-      emitCollectionsChanged()
-    case .collectionDeleted(let name):
-      connection.unregisterSubtree(ObjectPaths.collection(name))
-      syncAliasRegistrations()
-      emit(ObjectPaths.root, Interfaces.service, "CollectionDeleted", ObjectPaths.collection(name))
-      emitCollectionsChanged()
-    case .aliasesChanged:
-      syncAliasRegistrations()
-    case .collectionChanged(let name):
-      emit(ObjectPaths.root, Interfaces.service, "CollectionChanged", ObjectPaths.collection(name))
-      if let collection = store.collections[name] {
-        emitPropertiesChanged(
-          ObjectPaths.collection(name), Interfaces.collection,
-          ["Label": .string(collection.label), "Locked": .boolean(collection.locked)])
-      }
-    case .itemCreated(let collection, let item):
-      let path = ObjectPaths.item(ItemReference(collection: collection, item: item))
-      emit(ObjectPaths.collection(collection), Interfaces.collection, "ItemCreated", path)
-      emitPropertiesChanged(ObjectPaths.collection(collection), Interfaces.collection, [:], invalidated: ["Items"])
-    case .itemDeleted(let collection, let item):
-      let path = ObjectPaths.item(ItemReference(collection: collection, item: item))
-      emit(ObjectPaths.collection(collection), Interfaces.collection, "ItemDeleted", path)
-      emitPropertiesChanged(ObjectPaths.collection(collection), Interfaces.collection, [:], invalidated: ["Items"])
-    case .itemChanged(let collection, let number):
-      let reference = ItemReference(collection: collection, item: number)
-      emit(ObjectPaths.collection(collection), Interfaces.collection, "ItemChanged", ObjectPaths.item(reference))
-      if let item = try? store.item(reference) {
-        emitPropertiesChanged(
-          ObjectPaths.item(reference), Interfaces.item,
-          [
-            "Label": .string(item.label), "Attributes": .stringDictionary(item.attributes),
-            "Type": .string(item.type), "Modified": .uint64(item.modified),
-          ])
-      }
+  /// Serves a client only if the bus vouches that it runs as the daemon's own user.
+  private func vet(_ sender: String) -> ClientScheduler.Verdict {
+    let served = configuration.servedUser
+    do throws(GIOError) {
+      let credentials = try connection.credentials(of: sender)
+      if credentials.user == served { return .allowed }
+      let user = credentials.user.map(String.init(describing:)) ?? "unknown"
+      let process = credentials.process.map { "pid \($0) \($0.command ?? "")" } ?? "unknown process"
+      Log.warning("refused connection \(sender) of uid \(user) (\(process)): secretd serves only uid \(served)")
+      return .refused("secretd serves only the user it runs as (uid \(served)); this connection is uid \(user)")
+    } catch {
+      // The client left before it could be checked, or the bus would not say who it is.
+      return .refused("secretd could not check who this connection belongs to: \(error.message)")
     }
   }
 
-  private func emit(_ path: String, _ interface: String, _ signal: String, _ object: String) {
-    connection.emitSignal(path: path, interface: interface, name: signal, arguments: .tuple([.objectPath(object)]))
-  }
-
-  private func emitCollectionsChanged() {
-    emitPropertiesChanged(
-      ObjectPaths.root, Interfaces.service,
-      ["Collections": .objectPaths(store.collectionNames.map(ObjectPaths.collection))])
-  }
-
-  func emitPropertiesChanged(
-    _ path: String, _ interface: String, _ changed: [String: DBusValue], invalidated: [String] = []
-  ) {
-    let entries = changed.sorted { $0.key < $1.key }.map { DBusValue.dictEntry(.string($0.key), .variant($0.value)) }
-    connection.emitSignal(
-      path: path, interface: Interfaces.properties, name: "PropertiesChanged",
-      arguments: .tuple([
-        .string(interface), .array(elementType: "{sv}", entries),
-        .array(elementType: "s", invalidated.map { .string($0) }),
-      ]))
-  }
-
-  /// Serves `/aliases/NAME/ITEM` for every alias that names a collection.
-  private func syncAliasRegistrations() {
-    let wanted = Set(store.aliases.keys.filter { store.resolveAlias($0) != nil }.map(ObjectPaths.alias))
-    for root in connection.registeredRoots where root.hasPrefix(ObjectPaths.aliases + "/") && !wanted.contains(root) {
-      connection.unregisterSubtree(root)
+  /// Checks an `ao` argument and its length before any work is done for it.
+  func boundedPaths(_ argument: Variant?) throws(DBusError) -> [String] {
+    guard let argument, argument.isOfType("ao") else { throw .invalidArgs("expected object paths (ao)") }
+    let limit = configuration.limits.maxPathsPerCall
+    guard argument.childCount <= limit else {
+      throw DBusError(StoreError.limitExceeded(.pathsPerCall, actual: argument.childCount, maximum: limit))
     }
-    for root in wanted { try? connection.registerSubtree(root, tree: self, descriptions: descriptions) }
+    return argument.objectPaths ?? []
+  }
+
+  // MARK: Plain secrets
+
+  /// A secret sent in clear sits in GDBus's read buffer, which GDBus reuses for the next
+  /// message without freeing it. Sending ourselves a message of zeros at least as long makes
+  /// the bus deliver it into that buffer, over every byte of the one that held the secret.
+  func scrubReadBuffer(coveringAtLeast bytes: Int) {
+    // The header of the zeros' message is no shorter than the one it covers; the margin covers
+    // the difference of their bodies' framing.
+    let zeros = [UInt8](repeating: 0, count: bytes + 512)
+    connection.sendWithoutReply(
+      destination: connection.uniqueName, path: Self.scrubPath, interface: Interfaces.peer, method: "Ping",
+      arguments: .tuple([.bytes(zeros)]))
   }
 
   // MARK: Expiry
@@ -165,139 +146,7 @@ public final class Daemon {
   }
 
   private func expireDue() {
-    exclusive.run { armExpiry(at: store.purgeExpired()) }
-  }
-
-  // MARK: Resolution
-
-  /// The collection an alias or name path points to.
-  func resolve(_ name: ObjectNode.CollectionName) throws(DBusError) -> String {
-    switch name {
-    case .named(let collection):
-      guard store.collections[collection] != nil else {
-        throw .noSuchObject("no collection \(ObjectPaths.collection(collection))")
-      }
-      return collection
-    case .alias(let alias):
-      guard let collection = store.resolveAlias(alias) else {
-        throw .noSuchObject("no collection for alias \(ObjectPaths.alias(alias))")
-      }
-      return collection
-    }
-  }
-
-  /// The collection and item an item path (through an alias or not) names.
-  func resolveItem(path: String) throws(DBusError) -> ItemReference {
-    guard case .item(let collection, let number)? = ObjectNode(path: path) else {
-      throw .noSuchObject("\(path) is not an item path")
-    }
-    return ItemReference(collection: try resolve(collection), item: number)
-  }
-}
-
-extension Daemon: ObjectTree {
-  func interfaces(at path: String) -> [String]? {
-    ObjectNode(path: path)?.interfaces
-  }
-
-  func children(of path: String) -> [String] {
-    exclusive.run { unlockedChildren(of: path) }
-  }
-
-  func call(
-    path: String, interface: String, method: String, parameters: Variant, sender: String,
-    invocation: MethodInvocation
-  ) {
-    exclusive.run {
-      unlockedCall(
-        path: path, interface: interface, method: method, parameters: parameters, sender: sender, invocation: invocation)
-    }
-  }
-
-  func properties(path: String, interface: String, names: [String]) throws(DBusError) -> [DBusValue] {
-    try exclusive.run { () throws(DBusError) -> [DBusValue] in
-      try unlockedProperties(path: path, interface: interface, names: names)
-    }
-  }
-
-  func setProperty(
-    path: String, interface: String, name: String, value: Variant, reply: (Result<Void, DBusError>) -> Void
-  ) {
-    exclusive.run {
-      answeringBeforeSignals {
-        reply(Result { () throws(DBusError) in try unlockedSetProperty(path: path, interface: interface, name: name, value: value) })
-      }
-    }
-  }
-}
-
-/// The entry points' bodies, run with `exclusive` held.
-extension Daemon {
-  private func unlockedChildren(of path: String) -> [String] {
-    switch ObjectNode(path: path) {
-    case .service?: return ["collection", "aliases", "session"]
-    case .container("collection")?: return store.collectionNames
-    case .container("aliases")?: return store.aliases.keys.filter { store.resolveAlias($0) != nil }.sorted()
-    case .container("session")?: return sessions.sessions.keys.sorted().map { "s\($0)" }
-    case .collection(let name)?:
-      guard let resolved = try? resolve(name), let collection = store.collections[resolved] else { return [] }
-      return collection.search([:], now: store.now).map(String.init)
-    default: return []
-    }
-  }
-
-  private func unlockedCall(
-    path: String, interface: String, method: String, parameters: Variant, sender: String,
-    invocation: MethodInvocation
-  ) {
-    answeringBeforeSignals {
-      do throws(DBusError) {
-        let reply: DBusValue
-        switch (ObjectNode(path: path), interface) {
-        case (.service?, Interfaces.service):
-          reply = try ServiceObject(daemon: self).call(method, parameters, sender: sender)
-        case (.collection(let name)?, Interfaces.collection):
-          reply = try CollectionObject(daemon: self, name: try resolve(name)).call(method, parameters, sender: sender)
-        case (.item(let name, let number)?, Interfaces.item):
-          let reference = ItemReference(collection: try resolve(name), item: number)
-          reply = try ItemObject(daemon: self, reference: reference).call(method, parameters, sender: sender)
-        case (.session(let number)?, Interfaces.session):
-          reply = try SessionObject(daemon: self, number: number, path: path).call(method, sender: sender)
-        case (.prompt?, Interfaces.prompt):
-          reply = try PromptObject(path: path).call(method)
-        default:
-          throw .unknownMethod(interface, method, path)
-        }
-        invocation.reply(reply)
-      } catch {
-        invocation.fail(error)
-      }
-    }
-  }
-
-  private func unlockedProperties(path: String, interface: String, names: [String]) throws(DBusError) -> [DBusValue] {
-    switch (ObjectNode(path: path), interface) {
-    case (.service?, Interfaces.service):
-      return try ServiceObject(daemon: self).properties(names)
-    case (.collection(let collection)?, Interfaces.collection):
-      return try CollectionObject(daemon: self, name: try resolve(collection)).properties(names)
-    case (.item(let collection, let number)?, Interfaces.item):
-      let reference = ItemReference(collection: try resolve(collection), item: number)
-      return try ItemObject(daemon: self, reference: reference).properties(names)
-    default:
-      throw .unknownProperty(interface, names.first ?? "", path)
-    }
-  }
-
-  private func unlockedSetProperty(path: String, interface: String, name: String, value: Variant) throws(DBusError) {
-    switch (ObjectNode(path: path), interface) {
-    case (.collection(let collection)?, Interfaces.collection):
-      try CollectionObject(daemon: self, name: try resolve(collection)).setProperty(name, value)
-    case (.item(let collection, let number)?, Interfaces.item):
-      let reference = ItemReference(collection: try resolve(collection), item: number)
-      try ItemObject(daemon: self, reference: reference).setProperty(name, value)
-    default:
-      throw .unknownProperty(interface, name, path)
-    }
+    storeLock.writing { armExpiry(at: store.purgeExpired()) }
+    signals.flush()
   }
 }

@@ -22,6 +22,15 @@ extension DBusError {
   static func noMemory(_ message: String) -> DBusError {
     DBusError(name: "org.freedesktop.DBus.Error.NoMemory", message: message)
   }
+  static func accessDenied(_ message: String) -> DBusError {
+    DBusError(name: "org.freedesktop.DBus.Error.AccessDenied", message: message)
+  }
+  static func unknownObject(_ path: String) -> DBusError {
+    DBusError(name: "org.freedesktop.DBus.Error.UnknownObject", message: "no object at \(path)")
+  }
+  static func unknownInterface(_ interface: String, _ path: String) -> DBusError {
+    DBusError(name: "org.freedesktop.DBus.Error.UnknownInterface", message: "no interface \(interface) on \(path)")
+  }
   static func failed(_ message: String) -> DBusError {
     DBusError(name: "org.freedesktop.DBus.Error.Failed", message: message)
   }
@@ -38,13 +47,13 @@ extension DBusError {
     switch error {
     case .noSuchCollection(let name):
       self = .noSuchObject("no collection \(ObjectPaths.collection(name))")
-    case .noSuchItem(let collection, let item):
-      self = .noSuchObject("no item \(ObjectPaths.item(ItemReference(collection: collection, item: item)))")
+    case .noSuchItem(let reference):
+      self = .noSuchObject("no item \(ObjectPaths.item(reference))")
     case .locked(let collection):
       self = .isLocked("collection \(ObjectPaths.collection(collection)) is locked; call Unlock first")
     case .limitExceeded(let limit, let actual, let maximum):
       self = .limitsExceeded(
-        "\(limit.what) is \(actual), over the limit of \(maximum) (secretd \(limit.rawValue))")
+        "\(limit.what) would be \(actual), over the limit of \(maximum) (secretd \(limit.flag))")
     case .invalidExpiry(let attribute, let value):
       self = .invalidArgs("attribute \(attribute) must be unix seconds, not '\(value)'")
     case .invalidName(let name):
@@ -67,8 +76,6 @@ extension DBusError {
       self = .notSupported("algorithm '\(algorithm)' is not supported; use plain or dh-ietf1024-sha256-aes128-cbc-pkcs7")
     case .invalidInput(let message): self = .invalidArgs(message)
     case .noSession(let path): self = .noSession("no open session \(path) for this connection")
-    case .tooManySessions(let maximum):
-      self = .limitsExceeded("open sessions per client over the limit of \(maximum) (secretd --max-sessions)")
     case .crypto(let error): self = DBusError(error)
     }
   }

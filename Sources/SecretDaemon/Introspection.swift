@@ -1,4 +1,5 @@
-// The interfaces secretd serves, as introspection XML parsed once at start.
+// The interfaces secretd serves, as introspection XML parsed once at start: the one
+// description from which calls are checked and Introspect is answered.
 
 enum Interfaces {
   static let service = "org.freedesktop.Secret.Service"
@@ -7,6 +8,8 @@ enum Interfaces {
   static let session = "org.freedesktop.Secret.Session"
   static let prompt = "org.freedesktop.Secret.Prompt"
   static let properties = "org.freedesktop.DBus.Properties"
+  static let introspectable = "org.freedesktop.DBus.Introspectable"
+  static let peer = "org.freedesktop.DBus.Peer"
 
   static let xml = """
     <node>
@@ -110,6 +113,38 @@ enum Interfaces {
           <arg name="dismissed" type="b"/>
           <arg name="result" type="v"/>
         </signal>
+      </interface>
+      <interface name="org.freedesktop.DBus.Properties">
+        <method name="Get">
+          <arg name="interface_name" type="s" direction="in"/>
+          <arg name="property_name" type="s" direction="in"/>
+          <arg name="value" type="v" direction="out"/>
+        </method>
+        <method name="GetAll">
+          <arg name="interface_name" type="s" direction="in"/>
+          <arg name="properties" type="a{sv}" direction="out"/>
+        </method>
+        <method name="Set">
+          <arg name="interface_name" type="s" direction="in"/>
+          <arg name="property_name" type="s" direction="in"/>
+          <arg name="value" type="v" direction="in"/>
+        </method>
+        <signal name="PropertiesChanged">
+          <arg name="interface_name" type="s"/>
+          <arg name="changed_properties" type="a{sv}"/>
+          <arg name="invalidated_properties" type="as"/>
+        </signal>
+      </interface>
+      <interface name="org.freedesktop.DBus.Introspectable">
+        <method name="Introspect">
+          <arg name="xml_data" type="s" direction="out"/>
+        </method>
+      </interface>
+      <interface name="org.freedesktop.DBus.Peer">
+        <method name="Ping"/>
+        <method name="GetMachineId">
+          <arg name="machine_uuid" type="s" direction="out"/>
+        </method>
       </interface>
     </node>
     """

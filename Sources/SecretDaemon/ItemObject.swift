@@ -9,11 +9,11 @@ struct ItemObject {
 
   // MARK: Members on the bus
 
-  func call(_ method: String, _ arguments: Variant, sender: String) throws(DBusError) -> DBusValue {
+  func call(_ method: String, _ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
     switch method {
     case "Delete": return try delete()
-    case "GetSecret": return try getSecret(arguments, sender: sender)
-    case "SetSecret": return try setSecret(arguments, sender: sender)
+    case "GetSecret": return try getSecret(arguments, caller: context.sender)
+    case "SetSecret": return try setSecret(arguments, context: context)
     default: throw .unknownMethod(Interfaces.item, method, path)
     }
   }
@@ -63,10 +63,10 @@ struct ItemObject {
   }
 
   /// GetSecret(o session) -> ((oayays) secret)
-  private func getSecret(_ arguments: Variant, sender: String) throws(DBusError) -> DBusValue {
+  private func getSecret(_ arguments: Variant, caller: String) throws(DBusError) -> DBusValue {
     guard let sessionPath = arguments.child(0)?.string else { throw .invalidArgs("GetSecret takes (o)") }
     let session: TransferSession
-    do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: sender) } catch {
+    do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: caller) } catch {
       throw DBusError(error)
     }
     let item: StoredItem
@@ -79,9 +79,9 @@ struct ItemObject {
   }
 
   /// SetSecret((oayays) secret)
-  private func setSecret(_ arguments: Variant, sender: String) throws(DBusError) -> DBusValue {
+  private func setSecret(_ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
     _ = try stored()
-    let (secret, contentType) = try SecretValue.read(arguments.child(0), daemon: daemon, sender: sender)
+    let (secret, contentType) = try SecretValue.read(arguments.child(0), daemon: daemon, context: context)
     do throws(StoreError) { try daemon.store.setSecret(reference, secret, contentType: contentType) } catch {
       throw DBusError(error)
     }

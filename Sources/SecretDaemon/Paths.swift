@@ -13,9 +13,26 @@ enum ObjectPaths {
   static func item(_ reference: ItemReference) -> String { collection(reference.collection) + "/\(reference.item)" }
   static func alias(_ name: String) -> String { aliases + "/" + name }
   static func session(_ number: Int) -> String { sessions + "/s\(number)" }
+  static func prompt(_ number: Int) -> String { prompts + "/p\(number)" }
+
+  /// The one path that names `node` (aliases stay aliases).
+  static func canonical(_ node: ObjectNode) -> String {
+    switch node {
+    case .service: root
+    case .container(let name): root + "/" + name
+    case .collection(.named(let name)): collection(name)
+    case .collection(.alias(let name)): alias(name)
+    case .item(.named(let name), let number): collection(name) + "/\(number)"
+    case .item(.alias(let name), let number): alias(name) + "/\(number)"
+    case .session(let number): session(number)
+    case .prompt(let number): prompt(number)
+    }
+  }
 }
 
-/// What an object path names, before checking that it exists.
+/// What an object path names, before checking that it exists. Numbers in paths are canonical:
+/// `/collection/session/7` names an item, `/collection/session/07` and `/collection/session/+7`
+/// name nothing.
 enum ObjectNode: Equatable {
   case service
   /// `collection`, `aliases`, `session`, `prompt`: containers without interfaces.
@@ -46,23 +63,37 @@ enum ObjectNode: Equatable {
     case (2, "collection"?): self = .collection(.named(parts[1]))
     case (2, "aliases"?): self = .collection(.alias(parts[1]))
     case (3, "collection"?):
-      guard let number = Int(parts[2]) else { return nil }
+      guard let number = Self.number(parts[2]) else { return nil }
       self = .item(.named(parts[1]), number)
     case (3, "aliases"?):
-      guard let number = Int(parts[2]) else { return nil }
+      guard let number = Self.number(parts[2]) else { return nil }
       self = .item(.alias(parts[1]), number)
     case (2, "session"?):
-      guard parts[1].hasPrefix("s"), let number = Int(parts[1].dropFirst()) else { return nil }
+      guard parts[1].hasPrefix("s"), let number = Self.number(parts[1].dropFirst()) else { return nil }
       self = .session(number)
     case (2, "prompt"?):
-      guard parts[1].hasPrefix("p"), let number = Int(parts[1].dropFirst()) else { return nil }
+      guard parts[1].hasPrefix("p"), let number = Self.number(parts[1].dropFirst()) else { return nil }
       self = .prompt(number)
     default:
       return nil
     }
   }
 
-  /// The interfaces an object of this shape implements.
+  /// A positive decimal number written the one way it prints: no sign, no leading zeros.
+  private static func number(_ text: some StringProtocol) -> Int? {
+    guard let number = Int(text), number > 0, String(number) == text else { return nil }
+    return number
+  }
+
+  /// Every interface the object answers on: its Secret Service interface and the standard ones.
+  var allInterfaces: [String] {
+    switch self {
+    case .container: [Interfaces.introspectable, Interfaces.peer]
+    default: interfaces + [Interfaces.properties, Interfaces.introspectable, Interfaces.peer]
+    }
+  }
+
+  /// The Secret Service interfaces an object of this shape implements.
   var interfaces: [String] {
     switch self {
     case .service: [Interfaces.service]

@@ -5,14 +5,14 @@ struct ServiceObject {
 
   // MARK: Members on the bus
 
-  func call(_ method: String, _ arguments: Variant, sender: String) throws(DBusError) -> DBusValue {
+  func call(_ method: String, _ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
     switch method {
-    case "OpenSession": return try openSession(arguments, sender: sender)
+    case "OpenSession": return try openSession(arguments, owner: context.sender)
     case "CreateCollection": return try createCollection(arguments)
     case "SearchItems": return try searchItems(arguments)
     case "Unlock": return try setLocked(arguments, locked: false)
     case "Lock": return try setLocked(arguments, locked: true)
-    case "GetSecrets": return try getSecrets(arguments, sender: sender)
+    case "GetSecrets": return try getSecrets(arguments, caller: context.sender)
     case "ReadAlias": return try readAlias(arguments)
     case "SetAlias": return try setAlias(arguments)
     default: throw .unknownMethod(Interfaces.service, method, ObjectPaths.root)
@@ -29,12 +29,12 @@ struct ServiceObject {
   }
 
   /// OpenSession(s algorithm, v input) -> (v output, o result)
-  private func openSession(_ arguments: Variant, sender: String) throws(DBusError) -> DBusValue {
+  private func openSession(_ arguments: Variant, owner: String) throws(DBusError) -> DBusValue {
     guard let algorithm = arguments.child(0)?.string, let input = arguments.child(1)?.unboxed else {
       throw .invalidArgs("OpenSession takes (sv)")
     }
     do throws(SessionError) {
-      let (session, output) = try daemon.sessions.open(algorithm: algorithm, input: input, owner: sender)
+      let (session, output) = try daemon.sessions.open(algorithm: algorithm, input: input, owner: owner)
       return .tuple([.variant(output), .objectPath(ObjectPaths.session(session.number))])
     } catch {
       throw DBusError(error)
@@ -65,6 +65,7 @@ struct ServiceObject {
   /// SearchItems(a{ss} attributes) -> (ao unlocked, ao locked)
   private func searchItems(_ arguments: Variant) throws(DBusError) -> DBusValue {
     guard let attributes = arguments.child(0)?.stringDictionary else { throw .invalidArgs("SearchItems takes (a{ss})") }
+    do throws(StoreError) { try daemon.store.checkQuery(attributes) } catch { throw DBusError(error) }
     let found = daemon.store.search(attributes)
     return .tuple([.objectPaths(found.unlocked.map(ObjectPaths.item)), .objectPaths(found.locked.map(ObjectPaths.item))])
   }
@@ -72,7 +73,7 @@ struct ServiceObject {
   /// Unlock(ao) -> (ao unlocked, o prompt) and Lock(ao) -> (ao locked, o prompt).
   /// Memory-only collections have no password, so neither needs a prompt.
   private func setLocked(_ arguments: Variant, locked: Bool) throws(DBusError) -> DBusValue {
-    guard let paths = arguments.child(0)?.objectPaths else { throw .invalidArgs("Lock and Unlock take (ao)") }
+    let paths = try daemon.boundedPaths(arguments.child(0))
     var done: [String] = []
     for path in paths {
       guard let collection = existingCollection(of: path) else { continue }
@@ -95,20 +96,35 @@ struct ServiceObject {
     }
   }
 
-  /// GetSecrets(ao items, o session) -> (a{o(oayays)} secrets); locked or missing items are left out.
-  private func getSecrets(_ arguments: Variant, sender: String) throws(DBusError) -> DBusValue {
-    guard let paths = arguments.child(0)?.objectPaths, let sessionPath = arguments.child(1)?.string else {
-      throw .invalidArgs("GetSecrets takes (aoo)")
-    }
+  /// GetSecrets(ao items, o session) -> (a{o(oayays)} secrets); locked or missing items are left
+  /// out, a path named twice is answered once, and an answer that would pass the reply limit is
+  /// refused before any secret is encrypted.
+  private func getSecrets(_ arguments: Variant, caller: String) throws(DBusError) -> DBusValue {
+    let paths = try daemon.boundedPaths(arguments.child(0))
+    guard let sessionPath = arguments.child(1)?.string else { throw .invalidArgs("GetSecrets takes (aoo)") }
     let session: TransferSession
-    do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: sender) } catch {
+    do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: caller) } catch {
       throw DBusError(error)
     }
-    var entries: [DBusValue] = []
-    for path in paths {
+    var found: [(path: String, item: StoredItem)] = []
+    var seen = Set<String>()
+    var size = 0
+    let limit = daemon.store.limits.maxReplySize
+    for path in paths where seen.insert(path).inserted {
       guard let reference = try? daemon.resolveItem(path: path),
         let item = try? daemon.store.unlockedItem(reference)
       else { continue }
+      // Each entry: the path twice, the IV, the (padded) secret, its content type, framing.
+      size += 2 * path.utf8.count + item.secret.count + item.contentType.utf8.count + 64
+      guard size <= limit else {
+        throw .limitsExceeded(
+          "the secrets of these \(paths.count) items pass secretd's answer limit of \(limit) bytes "
+            + "(--max-reply-size); ask for fewer items per call")
+      }
+      found.append((path, item))
+    }
+    var entries: [DBusValue] = []
+    for (path, item) in found {
       do throws(CryptoError) {
         let wire = try session.encode(item.secret, contentType: item.contentType, path: sessionPath)
         entries.append(.dictEntry(.objectPath(path), SecretValue.make(wire)))
@@ -153,15 +169,16 @@ enum SecretValue {
 
   /// Decodes a client's (oayays) through the session it names, which the caller must own.
   static func read(
-    _ secret: Variant?, daemon: Daemon, sender: String
+    _ secret: Variant?, daemon: Daemon, context: CallContext
   ) throws(DBusError) -> (secret: SecureBuffer, contentType: String) {
     guard let secret, secret.isOfType("(oayays)"), let sessionPath = secret.child(0)?.string,
       let parameters = secret.child(1), let value = secret.child(2), let contentType = secret.child(3)?.string
     else { throw .invalidArgs("a secret is (oayays): session, parameters, value, content type") }
     let session: TransferSession
-    do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: sender) } catch {
+    do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: context.sender) } catch {
       throw DBusError(error)
     }
+    if session.algorithm == .plain { context.receivedPlainSecret = true }
     // Refused before decoding, so an oversized secret never takes locked memory; the store checks
     // the exact size of the plaintext. A cipher pads it by at most one block.
     let limit = daemon.store.limits.maxSecretSize

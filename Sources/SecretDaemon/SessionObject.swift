@@ -2,24 +2,20 @@
 
 struct SessionObject {
   let daemon: Daemon
-  let number: Int
   let path: String
 
   // MARK: Members on the bus
 
-  func call(_ method: String, sender: String) throws(DBusError) -> DBusValue {
+  func call(_ method: String, context: CallContext) throws(DBusError) -> DBusValue {
     switch method {
-    case "Close": return try close(sender: sender)
+    case "Close": return try close(caller: context.sender)
     default: throw .unknownMethod(Interfaces.session, method, path)
     }
   }
 
   /// Close(): only the owning connection may close it; the key is wiped.
-  private func close(sender: String) throws(DBusError) -> DBusValue {
-    do throws(SessionError) { _ = try daemon.sessions.session(at: path, caller: sender) } catch {
-      throw DBusError(error)
-    }
-    daemon.sessions.close(number)
+  private func close(caller: String) throws(DBusError) -> DBusValue {
+    do throws(SessionError) { try daemon.sessions.close(path, caller: caller) } catch { throw DBusError(error) }
     return .tuple([])
   }
 }

@@ -1,22 +1,31 @@
 // secretd: arguments, signals, main loop. Everything else lives in SecretDaemon.
 import Glibc
 import SecretDaemon
+import SystemCalls
+
+/// Why the main loop ended.
+enum Ending {
+  case signal(String)
+  case failure(String)
+}
 
 func runDaemon(_ options: Options) -> Int32 {
-  ProcessHardening.unblockSignals()
+  Signal.unblockAll()
   let hardening = ProcessHardening.apply()
   if !hardening.notDumpable || !hardening.coreLimitZero {
     Log.warning("could not make the process non-dumpable; core dumps may contain secrets")
   }
+  if !ProcessHardening.wipesFreedMemory {
+    Log.warning("freed memory is not wiped: plain-session secrets may stay in the heap")
+  }
   // Handlers first, so a SIGTERM that arrives as soon as the name is visible still exits cleanly.
   let loop = MainLoop()
-  loop.onSignal(SIGTERM) {
-    Log.info("SIGTERM received; shutting down")
-    loop.quit()
-  }
-  loop.onSignal(SIGINT) {
-    Log.info("SIGINT received; shutting down")
-    loop.quit()
+  var ending = Ending.signal("")
+  for (signal, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+    loop.onSignal(signal) {
+      ending = .signal(name)
+      loop.quit()
+    }
   }
   let connection: BusConnection
   do {
@@ -28,36 +37,63 @@ func runDaemon(_ options: Options) -> Int32 {
   let daemon: Daemon
   do {
     daemon = try Daemon(connection: connection, configuration: options.configuration)
-    try daemon.start()
   } catch {
-    Log.error("cannot register the Secret Service objects: \(error)")
+    Log.error("cannot prepare the Secret Service objects: \(error)")
     return 1
   }
-  switch Result(catching: { try connection.requestName(options.busName, replace: options.replace) }) {
+  daemon.start()
+  connection.onClosed { reason in
+    ending = .failure("lost the bus connection (\(reason))")
+    loop.quit()
+  }
+  switch Result(catching: {
+    try connection.requestName(options.busName, replace: options.replace, allowReplacement: options.allowReplacement)
+  }) {
   case .success(.acquired), .success(.alreadyOwner):
     break
   case .success(.taken(let pid, let command)):
     let owner = pid.map { "\(command ?? "unknown process") (pid \($0))" } ?? "another process"
     Log.error(
-      "\(options.busName) is already owned by \(owner); stop it or run secretd --replace to take over")
+      "\(options.busName) is already owned by \(owner); stop it, or run secretd --replace to take over "
+        + "from a provider that allows it")
     return 1
   case .failure(let error):
     Log.error("cannot own \(options.busName): \(error)")
     return 1
   }
   connection.onNameLost(options.busName) {
-    Log.info("\(options.busName) was taken over by another provider; shutting down")
+    ending = .failure("another connection took \(options.busName)")
     loop.quit()
   }
   Log.info(
     "serving \(options.busName) as \(connection.uniqueName) on \(options.address ?? "the session bus") "
-      + "(pid \(ProcessDetails.currentPID), memory only)")
+      + "(pid \(ProcessID.current), uid \(UserID.current), memory only)")
+  Log.info(memoryLine(options))
   loop.run()
-  Log.info("stopped; \(daemon.itemCount) items dropped from memory")
-  connection.flush()
-  return 0
+  let items = daemon.itemCount == 1 ? "1 item" : "\(daemon.itemCount) items"
+  switch ending {
+  case .signal(let name):
+    Log.info("\(name) received; stopped, \(items) dropped from memory")
+    connection.flush()
+    return 0
+  case .failure(let reason):
+    Log.error("\(reason); stopping: \(items) lost")
+    return 1
+  }
 }
 
+/// What memory secrets may use, and whether it is locked.
+func memoryLine(_ options: Options) -> String {
+  let budget = Options.size(options.configuration.limits.maxMemory)
+  let locked = ResourceLimits.lockedMemory.map(Options.size) ?? "unlimited"
+  let policy =
+    options.configuration.allowUnlockedMemory
+    ? "secrets may be swapped to disk when memory cannot be locked (--allow-unlocked-memory)"
+    : "a secret that cannot be locked in memory is refused"
+  return "memory budget \(budget) for secrets, attributes and labels (--max-memory); RLIMIT_MEMLOCK \(locked); \(policy)"
+}
+
+ProcessHardening.restartWipingFreedMemory(arguments: CommandLine.arguments)
 switch Options.parse(Array(CommandLine.arguments.dropFirst())) {
 case .exit(let status, let message):
   if status == 0 { print(message) } else { Log.plain(message) }

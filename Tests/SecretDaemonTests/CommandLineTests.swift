@@ -1,4 +1,4 @@
-// secretd as a program: help, version, a taken name, --replace, SIGTERM.
+// secretd as a program: help, version, SIGTERM, limit flags.
 import Foundation
 @testable import SecretDaemon
 import SecretTestSupport
@@ -14,28 +14,12 @@ struct CommandLineTests {
   func helpAndVersion() throws {
     let help = try run(["--help"])
     #expect(help.status == 0)
-    #expect(help.stdoutText.contains("--replace") && help.stdoutText.contains("--max-secret-size"))
+    for limit in Limit.allCases { #expect(help.stdoutText.contains(limit.flag), "\(limit.flag) missing from --help") }
+    #expect(help.stdoutText.contains("--replace") && help.stdoutText.contains("--allow-replacement"))
     #expect(try run(["--version"]).stdoutText.hasPrefix("secretd "))
     let bad = try run(["--frobnicate"])
     #expect(bad.status == 2)
     #expect(bad.stderrText.contains("unknown option"))
-  }
-
-  @Test("a taken name names its owner; --replace takes over; the old one exits")
-  func takenAndReplace() async throws {
-    try await withProvider(.secretd) { (instance) async throws in
-      let second = try run(["--address", instance.busAddress])
-      #expect(second.status == 1)
-      #expect(second.stderrText.contains("already owned by secretd (pid \(instance.pid))"), "\(second.stderrText)")
-      let replacement = try startSecretd(on: instance, busName: "org.freedesktop.secrets", ["--replace"])
-      defer { replacement.stop() }
-      let deadline = Date().addingTimeInterval(10)
-      while isRunning(instance.pid), Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-      #expect(!isRunning(instance.pid))
-      let stored = try instance.secretTool(["store", "--label=r", "after", "replace"], input: "new owner")
-      #expect(stored.status == 0)
-      #expect(try instance.secretTool(["lookup", "after", "replace"]).stdoutText == "new owner")
-    }
   }
 
   @Test("SIGTERM exits cleanly with a log line")

@@ -9,7 +9,7 @@ import Testing
 struct ExpiryTests {
   @Test("expires-at and xdg:expires remove items with events; reads never see them (injected clock)")
   func injectedClock() throws {
-    let clock = ManualClock(1_000)
+    let clock = ManualUnixClock(1_000)
     let store = Store(clock: clock)
     var events: [StoreEvent] = []
     store.onEvent = { events.append($0) }
@@ -22,10 +22,10 @@ struct ExpiryTests {
     #expect(store.search(["k": "a"]).unlocked.isEmpty)
     #expect(throws: StoreError.self) { try store.item(ItemReference(collection: "session", item: a.item)) }
     #expect(store.purgeExpired() == 1020)
-    #expect(events.last == .itemDeleted(collection: "session", item: a.item))
+    #expect(events.last == .itemDeleted(ItemReference(collection: "session", item: a.item)))
     clock.advance(by: 100)
     #expect(store.purgeExpired() == nil)
-    #expect(events.last == .itemDeleted(collection: "session", item: b.item))
+    #expect(events.last == .itemDeleted(ItemReference(collection: "session", item: b.item)))
     #expect(store.itemCount == 1)
     #expect(try store.item(ItemReference(collection: "session", item: c.item)).label == "c")
     #expect(throws: StoreError.invalidExpiry(attribute: "expires-at", value: "soon")) {
@@ -35,7 +35,7 @@ struct ExpiryTests {
 
   @Test("default TTL applies to items without an expiry attribute")
   func defaultTTL() throws {
-    let clock = ManualClock(500)
+    let clock = ManualUnixClock(500)
     let store = Store(clock: clock, defaultTTL: 60)
     _ = try store.createItem(in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secureBuffer("t"), replace: false)
     clock.advance(by: 59)
@@ -48,7 +48,7 @@ struct ExpiryTests {
 
   @Test("rewriting an item under a default TTL keeps the expiry queue bounded by the items, and the latest time wins")
   func rewritesDoNotGrowTheQueue() throws {
-    let clock = ManualClock(1_000)
+    let clock = ManualUnixClock(1_000)
     let store = Store(clock: clock, defaultTTL: 86_400)
     for _ in 0..<10_000 {
       clock.advance(by: 1)

@@ -36,7 +36,9 @@ struct StoreTests {
 
   @Test("bounds are answered with the limit's flag")
   func bounds() throws {
-    let store = Store(limits: Limits(maxSecretSize: 8, maxAttributes: 2, maxAttributeLength: 5, maxItems: 2))
+    var limits = Limits()
+    (limits.maxSecretSize, limits.maxAttributes, limits.maxAttributeLength, limits.maxItems) = (8, 2, 5, 2)
+    let store = Store(limits: limits)
     #expect(throws: StoreError.limitExceeded(.secretSize, actual: 9, maximum: 8)) {
       try store.createItem(in: "session", label: "", attributes: [:], contentType: "", secret: secureBuffer("123456789"), replace: false)
     }

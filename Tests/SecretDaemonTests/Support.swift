@@ -203,3 +203,67 @@ func startSecretd(on instance: ProviderInstance, busName: String, _ extra: [Stri
   }
   return extraSecretd
 }
+
+/// A secretd of a test's own, on a bus of its own that every user may join, run as `user`
+/// (the test runner when nil) with `lockedMemory` bytes of RLIMIT_MEMLOCK (as inherited when nil).
+/// Clients run as any user through ``run(_:_:as:input:)``. Its log outlives the bus.
+final class StandaloneSecretd {
+  static let nobody: UInt32 = 65534
+  let bus: PrivateBus
+  let process: ChildProcess
+  /// The copy of secretd and its log, readable by every user.
+  let folder: URL
+  var log: URL { folder.appending(path: "secretd.log") }
+
+  init(_ arguments: [String] = [], user: UInt32? = nil, lockedMemory: Int? = nil) throws {
+    bus = try PrivateBus(everyUser: true)
+    folder = try makeTemporaryDirectory()
+    chmod(folder.path, 0o755)
+    // A copy the other user can run, made by `cp` (see MemoryHygieneTests).
+    let secretd = folder.appending(path: "secretd").path
+    let copy = try runProcess("cp", [secretdPath(), secretd], environment: ProcessInfo.processInfo.environment, in: folder)
+    guard copy.status == 0 else { throw HarnessError("cannot copy secretd: \(copy.stderrText)") }
+    var command = [secretd, "--address", bus.address] + arguments
+    if let user { command = ["setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups"] + command }
+    if let lockedMemory { command = ["prlimit", "--memlock=\(lockedMemory):\(lockedMemory)", "--"] + command }
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    let logFile = open(folder.appending(path: "secretd.log").path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+    defer { [null, logFile].forEach { close($0) } }
+    process = try ChildProcess(
+      try resolveExecutable(command[0]), Array(command.dropFirst()), environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin"],
+      stdin: null, stdout: null, stderr: logFile)
+    let wait = try runProcess(
+      "gdbus", ["wait", "--address", bus.address, "--timeout", "20", "org.freedesktop.secrets"], input: nil,
+      environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
+    guard wait.status == 0 else {
+      stop()
+      throw HarnessError("secretd did not start: \(logText) \(wait.stderrText)")
+    }
+  }
+
+  deinit {
+    stop()
+    try? FileManager.default.removeItem(at: folder)
+  }
+
+  var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+  /// Runs a client program as `user` (the test runner when nil) on this bus.
+  func run(_ executable: String, _ arguments: [String], as user: UInt32? = nil, input: String? = nil) throws -> ProcessOutput {
+    var command = [executable] + arguments
+    if let user { command = ["setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups"] + command }
+    return try runProcess(
+      command[0], Array(command.dropFirst()), input: input.map { Array($0.utf8) },
+      environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address, "PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": "/tmp", "LANG": "C.UTF-8"],
+      in: folder)
+  }
+
+  /// Stops secretd (SIGTERM), then the bus, and returns secretd's exit status; safe to call twice.
+  @discardableResult
+  func stop() -> Int32 {
+    process.signal(SIGTERM)
+    let status = process.wait()
+    bus.stop()
+    return status
+  }
+}

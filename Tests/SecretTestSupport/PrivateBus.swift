@@ -82,7 +82,7 @@ public final class PrivateBus: Sendable {
   }
 }
 
-func makeTemporaryDirectory() throws -> URL {
+public func makeTemporaryDirectory() throws -> URL {
   var template = Array("/tmp/secrets-test-XXXXXX".utf8CString)
   guard let path = mkdtemp(&template) else { throw HarnessError("cannot create a folder in /tmp") }
   return URL(filePath: String(cString: path))

@@ -20,7 +20,7 @@ enum CryptoError: Error, Equatable {
     case .invalidCiphertextLength(let length):
       "the encrypted secret is \(length) bytes; it must be a non-zero multiple of 16"
     case .invalidPadding: "the decrypted secret has invalid PKCS#7 padding (wrong key or corrupted data)"
-    case .outOfSecureMemory: "out of locked memory for secrets; raise LimitMEMLOCK"
+    case .outOfSecureMemory: SecureMemory.exhaustedAdvice
     case .library(let text): text
     }
   }
@@ -77,6 +77,12 @@ enum KeyAgreement {
   /// The AES key from our private key and the peer's public key (unsigned big-endian, any
   /// length): shared secret left-padded to 128 bytes, then HKDF-SHA256 to 16 bytes.
   static func deriveKey(_ pair: KeyPair, peerKey: UnsafeRawBufferPointer) throws(CryptoError) -> SecureBuffer {
+    try deriveKey(pair, peer: try validPeerKey(peerKey))
+  }
+
+  /// The peer's public key as a number, if it is an element of the group other than 1 and p-1
+  /// (0, 1, p-1 and anything >= p would leak the key or are not group elements).
+  static func validPeerKey(_ peerKey: UnsafeRawBufferPointer) throws(CryptoError) -> BigInteger {
     guard peerKey.count > 0, peerKey.count <= OakleyGroup2.byteCount else {
       throw .invalidPublicKey(length: peerKey.count)
     }
@@ -86,10 +92,20 @@ enum KeyAgreement {
         throw CryptoError.outOfSecureMemory
       }
       let peer = try BigInteger.fromUnsignedBytes(peerKey)
-      // Reject 0, 1, p-1 and anything >= p: they leak the key or are not group elements.
       guard peer.compare(one) > 0, peer.compare(primeMinusOne) < 0 else {
         throw CryptoError.invalidPublicKey(length: peerKey.count)
       }
+      return peer
+    } catch let error as CryptoError {
+      throw error
+    } catch {
+      throw .library(String(describing: error))
+    }
+  }
+
+  private static func deriveKey(_ pair: KeyPair, peer: BigInteger) throws(CryptoError) -> SecureBuffer {
+    do {
+      let prime = try BigInteger.fromHex(OakleyGroup2.primeHex)
       guard let shared = peer.power(pair.privateKey, modulo: prime),
         let sharedBytes = SecureBuffer(count: OakleyGroup2.byteCount)
       else { throw CryptoError.outOfSecureMemory }
@@ -102,10 +118,11 @@ enum KeyAgreement {
     }
   }
 
-  /// Runs the server side for a client's public key.
+  /// Runs the server side for a client's public key, which is checked before any key is made.
   static func respond(toClientKey clientKey: UnsafeRawBufferPointer) throws(CryptoError) -> KeyAgreementResult {
+    let peer = try validPeerKey(clientKey)
     let pair = try makeKeyPair()
-    let key = try deriveKey(pair, peerKey: clientKey)
+    let key = try deriveKey(pair, peer: peer)
     return KeyAgreementResult(serverPublicKey: pair.publicKey, aesKey: key)
   }
 

@@ -1,11 +1,11 @@
 // Transfer sessions: how secrets cross the bus for one client connection.
+import Synchronization
 
 /// Why a session could not be opened or used.
 enum SessionError: Error, Equatable {
   case unsupportedAlgorithm(String)
   case invalidInput(String)
   case noSession(String)
-  case tooManySessions(Int)
   case crypto(CryptoError)
 }
 
@@ -18,7 +18,7 @@ struct WireSecret {
 }
 
 /// One negotiated session, owned by the connection that opened it.
-final class TransferSession {
+final class TransferSession: Sendable {
   enum Algorithm: String {
     case plain
     case dh = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
@@ -27,29 +27,30 @@ final class TransferSession {
   let number: Int
   let owner: String
   let algorithm: Algorithm
-  /// The AES key in locked memory; nil for `plain` and once closed.
-  private(set) var key: SecureBuffer?
+  /// The AES key in locked memory; nil for `plain` and once closed. A call that took the key
+  /// before the session closed finishes with it; the key is wiped when that call lets it go.
+  private let key: Mutex<SecureBuffer?>
 
   init(number: Int, owner: String, algorithm: Algorithm, key: SecureBuffer?) {
     self.number = number
     self.owner = owner
     self.algorithm = algorithm
-    self.key = key
+    self.key = Mutex(key)
   }
 
   /// Drops (and so wipes) the key.
-  func close() { key = nil }
+  func close() { key.withLock { $0 = nil } }
+
+  private var currentKey: SecureBuffer? { key.withLock { $0 } }
 
   /// Turns what the client sent into plain bytes in locked memory.
   func decode(parameters: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(CryptoError) -> SecureBuffer {
     switch algorithm {
     case .plain:
-      // The clear bytes also sit in GDBus's received message buffer, which GLib frees without
-      // wiping; the client chose `plain`. Our own copy is locked and wiped.
       guard let copy = SecureBuffer(copying: value) else { throw .outOfSecureMemory }
       return copy
     case .dh:
-      guard let key else { throw .library("session is closed") }
+      guard let key = currentKey else { throw .library("session is closed") }
       return try TransferCipher.decrypt(value, iv: parameters, key: key)
     }
   }
@@ -60,29 +61,39 @@ final class TransferSession {
     case .plain:
       return WireSecret(sessionPath: path, parameters: [], value: .secureBytes(secret), contentType: contentType)
     case .dh:
-      guard let key else { throw .library("session is closed") }
+      guard let key = currentKey else { throw .library("session is closed") }
       let sealed = try TransferCipher.encrypt(secret, key: key)
       return WireSecret(sessionPath: path, parameters: sealed.iv, value: .bytes(sealed.ciphertext), contentType: contentType)
     }
   }
 }
 
-/// Every open session, indexed by number and by owning connection.
-final class SessionRegistry {
-  private(set) var sessions: [Int: TransferSession] = [:]
-  private var byOwner: [String: Set<Int>] = [:]
-  private var nextNumber = 1
+/// Every open session, by number and by owning connection. Thread-safe.
+///
+/// A client may keep `maxPerClient` sessions; opening one more closes its least recently used
+/// session, so a client that opens a session per item (python secretstorage does) can go on for
+/// ever, and a session in use is never the one closed.
+final class SessionRegistry: Sendable {
+  private struct State {
+    var sessions: [Int: TransferSession] = [:]
+    /// Each owner's sessions, with when each was last used.
+    var byOwner: [String: [Int: UInt64]] = [:]
+    var nextNumber = 1
+    var clock: UInt64 = 0
+  }
+
+  private let state = Mutex(State())
   let maxPerClient: Int
 
   init(maxPerClient: Int) { self.maxPerClient = maxPerClient }
 
-  var count: Int { sessions.count }
+  /// Session numbers, for introspection.
+  var numbers: [Int] { state.withLock { $0.sessions.keys.sorted() } }
 
-  /// Opens a session for `owner`; returns it and the output for the client
-  /// (the server's public key for DH, nothing for plain).
+  /// Opens a session for `owner`; returns it and the output for the client (the server's
+  /// public key for DH, nothing for plain). The key agreement runs outside the lock.
   func open(algorithm name: String, input: Variant, owner: String) throws(SessionError) -> (TransferSession, DBusValue) {
     guard let algorithm = TransferSession.Algorithm(rawValue: name) else { throw .unsupportedAlgorithm(name) }
-    if (byOwner[owner]?.count ?? 0) >= maxPerClient { throw .tooManySessions(maxPerClient) }
     let key: SecureBuffer?
     let output: DBusValue
     switch algorithm {
@@ -90,43 +101,72 @@ final class SessionRegistry {
       key = nil
       output = .string("")
     case .dh:
-      guard let result = input.withBytes({ bytes -> Result<KeyAgreementResult, CryptoError> in
-        do throws(CryptoError) { return .success(try KeyAgreement.respond(toClientKey: bytes)) } catch { return .failure(error) }
-      }) else {
+      let agreement = input.withBytes { bytes -> Result<KeyAgreementResult, CryptoError> in
+        Result { () throws(CryptoError) in try KeyAgreement.respond(toClientKey: bytes) }
+      }
+      switch agreement {
+      case .success(let result)?:
+        key = result.aesKey
+        output = .bytes(result.serverPublicKey)
+      case .failure(let error)?:
+        throw .crypto(error)
+      case nil:
         throw .invalidInput("the DH input must be a byte array (ay) holding the client's public key, not \(input.typeString)")
       }
-      switch result {
-      case .success(let agreement):
-        key = agreement.aesKey
-        output = .bytes(agreement.serverPublicKey)
-      case .failure(let error):
-        throw .crypto(error)
-      }
     }
-    let session = TransferSession(number: nextNumber, owner: owner, algorithm: algorithm, key: key)
-    nextNumber += 1
-    sessions[session.number] = session
-    byOwner[owner, default: []].insert(session.number)
+    let (session, evicted) = state.withLock { state -> (TransferSession, TransferSession?) in
+      var evicted: TransferSession?
+      let owned = state.byOwner[owner] ?? [:]
+      if owned.count >= maxPerClient, let oldest = owned.min(by: { $0.value < $1.value })?.key {
+        evicted = Self.remove(oldest, from: &state)
+      }
+      let session = TransferSession(number: state.nextNumber, owner: owner, algorithm: algorithm, key: key)
+      state.nextNumber += 1
+      state.clock += 1
+      state.sessions[session.number] = session
+      state.byOwner[owner, default: [:]][session.number] = state.clock
+      return (session, evicted)
+    }
+    evicted?.close()
     return (session, output)
   }
 
-  /// The session at `path` if `caller` owns it.
+  /// The session at `path` if `caller` owns it; marks it used.
   func session(at path: String, caller: String) throws(SessionError) -> TransferSession {
-    guard case .session(let number)? = ObjectNode(path: path), let session = sessions[number], session.owner == caller
-    else { throw .noSession(path) }
+    guard case .session(let number)? = ObjectNode(path: path) else { throw .noSession(path) }
+    let session = state.withLock { state -> TransferSession? in
+      guard let session = state.sessions[number], session.owner == caller else { return nil }
+      state.clock += 1
+      state.byOwner[caller]?[number] = state.clock
+      return session
+    }
+    guard let session else { throw .noSession(path) }
     return session
   }
 
-  func close(_ number: Int) {
-    guard let session = sessions.removeValue(forKey: number) else { return }
+  /// Closes the session at `path`, which `caller` must own.
+  func close(_ path: String, caller: String) throws(SessionError) {
+    let session = try self.session(at: path, caller: caller)
+    state.withLock { state in _ = Self.remove(session.number, from: &state) }
     session.close()
-    byOwner[session.owner]?.remove(number)
-    if byOwner[session.owner]?.isEmpty == true { byOwner[session.owner] = nil }
   }
 
   /// Closes every session of a client that left the bus.
   func closeAll(ownedBy owner: String) {
-    guard let numbers = byOwner.removeValue(forKey: owner) else { return }
-    for number in numbers { sessions.removeValue(forKey: number)?.close() }
+    let closed = state.withLock { state -> [TransferSession] in
+      let numbers = state.byOwner.removeValue(forKey: owner)?.keys ?? [:].keys
+      return numbers.compactMap { state.sessions.removeValue(forKey: $0) }
+    }
+    for session in closed { session.close() }
+  }
+
+  /// How many sessions `owner` has open.
+  func count(ownedBy owner: String) -> Int { state.withLock { $0.byOwner[owner]?.count ?? 0 } }
+
+  private static func remove(_ number: Int, from state: inout State) -> TransferSession? {
+    guard let session = state.sessions.removeValue(forKey: number) else { return nil }
+    state.byOwner[session.owner]?[number] = nil
+    if state.byOwner[session.owner]?.isEmpty == true { state.byOwner[session.owner] = nil }
+    return session
   }
 }

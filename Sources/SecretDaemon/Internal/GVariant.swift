@@ -29,6 +29,13 @@ indirect enum DBusValue {
       dictionary.sorted { $0.key < $1.key }.map { .dictEntry(.string($0.key), .string($0.value)) })
   }
 
+  /// A new floating `ay` holding a copy of `bytes`. The type string is converted inside the
+  /// call that uses it: a pointer made from a Swift string lives only as long as that call.
+  /// Wraps g_variant_new_fixed_array.
+  private static func byteArray(_ bytes: UnsafeRawBufferPointer) -> OpaquePointer {
+    "y".withCString { g_variant_new_fixed_array(secretd_variant_type($0), bytes.baseAddress, gsize(bytes.count), 1) }
+  }
+
   /// Builds a new floating GVariant (the consumer sinks it). Wraps g_variant_new_*.
   func makeFloating() -> OpaquePointer {
     switch self {
@@ -43,20 +50,16 @@ indirect enum DBusValue {
     case .uint32(let value):
       return g_variant_new_uint32(value)
     case .bytes(let value):
-      return value.withUnsafeBytes { raw in
-        g_variant_new_fixed_array(secretd_variant_type("y"), raw.baseAddress, gsize(raw.count), 1)
-      }
+      return value.withUnsafeBytes { Self.byteArray($0) }
     case .secureBytes(let buffer):
       // The copy lives in GLib's heap until GDBus has serialised the message; GLib frees it
       // without wiping. For DH sessions these are ciphertext bytes; for `plain` sessions the
       // client chose to send the secret in clear over the bus, and this copy (like the
       // message buffer GDBus serialises it into) is outside our control.
-      return buffer.withUnsafeBytes { raw in
-        g_variant_new_fixed_array(secretd_variant_type("y"), raw.baseAddress, gsize(raw.count), 1)
-      }
+      return buffer.withUnsafeBytes { Self.byteArray($0) }
     case .array(let elementType, let elements):
       let children: [OpaquePointer?] = elements.map { $0.makeFloating() }
-      return g_variant_new_array(secretd_variant_type(elementType), children, gsize(children.count))
+      return elementType.withCString { g_variant_new_array(secretd_variant_type($0), children, gsize(children.count)) }
     case .dictEntry(let key, let value):
       return g_variant_new_dict_entry(key.makeFloating(), value.makeFloating())
     case .tuple(let elements):
@@ -88,7 +91,7 @@ final class Variant {
   var typeString: String { String(cString: g_variant_get_type_string(raw)) }
 
   func isOfType(_ signature: String) -> Bool {
-    g_variant_is_of_type(raw, secretd_variant_type(signature)) != 0
+    signature.withCString { g_variant_is_of_type(raw, secretd_variant_type($0)) != 0 }
   }
 
   var childCount: Int { Int(g_variant_n_children(raw)) }
@@ -105,6 +108,12 @@ final class Variant {
     guard isOfType("s") || isOfType("o") || isOfType("g") else { return nil }
     guard let chars = g_variant_get_string(raw, nil) else { return nil }
     return String(cString: chars)
+  }
+
+  /// Wraps g_variant_get_uint32.
+  var uint32: UInt32? {
+    guard isOfType("u") else { return nil }
+    return g_variant_get_uint32(raw)
   }
 
   var boolean: Bool? {

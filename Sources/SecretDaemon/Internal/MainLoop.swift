@@ -3,24 +3,24 @@ import CLibSecret
 import Synchronization
 
 /// The daemon's event loop on the default main context.
-public final class MainLoop {
+package final class MainLoop {
   private let raw: OpaquePointer
   private var handlers: [Callback] = []
 
-  public init() {
+  package init() {
     raw = g_main_loop_new(nil, 0)
   }
 
   deinit { g_main_loop_unref(raw) }
 
   /// Runs until `quit()`. Wraps g_main_loop_run.
-  public func run() { g_main_loop_run(raw) }
+  package func run() { g_main_loop_run(raw) }
 
   /// Wraps g_main_loop_quit.
-  public func quit() { g_main_loop_quit(raw) }
+  package func quit() { g_main_loop_quit(raw) }
 
   /// Calls `handler` on the loop when `signal` arrives. Wraps g_unix_signal_add.
-  public func onSignal(_ signal: Int32, _ handler: @escaping () -> Void) {
+  package func onSignal(_ signal: Int32, _ handler: @escaping () -> Void) {
     let callback = Callback(handler)
     handlers.append(callback)
     _ = g_unix_signal_add(

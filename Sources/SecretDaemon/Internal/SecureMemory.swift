@@ -2,14 +2,19 @@
 import CLibSecret
 import Glibc
 import Synchronization
+package import SystemCalls
 
 /// An allocator of locked, non-dumpable memory.
 ///
 /// Pages come from `mmap`, are pinned with `mlock` (never swapped) and marked `MADV_DONTDUMP`
 /// (left out of core dumps). Blocks are handed out in power-of-two size classes from 64 KiB
 /// slabs; larger blocks get their own mapping. Every block is wiped with `explicit_bzero`
-/// when it is freed, before it can be reused. The daemon is single-threaded, but the state sits
-/// behind a `Mutex` so buffers can be freed from any thread (tests run in parallel).
+/// when it is freed, before it can be reused. Calls run on several threads, so the state sits
+/// behind a `Mutex`.
+///
+/// When the kernel refuses to lock more memory (RLIMIT_MEMLOCK), the allocation fails and the
+/// caller reports ``CryptoError/outOfSecureMemory``, unless ``allowUnlocked`` says secrets may
+/// live in memory that could be swapped.
 enum SecureMemory {
   static let slabSize = 64 * 1024
   static let smallestClass = 32
@@ -17,10 +22,22 @@ enum SecureMemory {
   struct State: ~Copyable {
     /// Free blocks by size class, as addresses (plain integers keep the state Sendable).
     var freeLists: [[UInt]] = Array(repeating: [], count: 12)
-    var lockFailed = false
+    var warnedUnlocked = false
+    /// Why the last block could not be mapped or locked.
+    var lastFailure: String?
   }
 
   static let state = Mutex(State())
+  /// Set once at start from `--allow-unlocked-memory`.
+  static let allowUnlocked = Atomic<Bool>(false)
+
+  /// Why a secret cannot be held, for error messages.
+  static var exhaustedAdvice: String {
+    let limit = ResourceLimits.lockedMemory.map { "\($0) bytes" } ?? "unlimited"
+    let failure = state.withLock { $0.lastFailure } ?? "no memory"
+    return "out of locked memory for secrets (\(failure); RLIMIT_MEMLOCK is \(limit)): raise LimitMEMLOCK= "
+      + "in the unit, or ulimit -l, or start secretd with --allow-unlocked-memory"
+  }
 
   static func sizeClass(for count: Int) -> Int? {
     var size = smallestClass
@@ -35,18 +52,27 @@ enum SecureMemory {
   /// Maps, locks and marks non-dumpable `count` bytes. Wraps mmap, mlock, madvise.
   static func mapLocked(_ count: Int, state: inout State) -> UInt? {
     let mapped = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-    guard let pointer = mapped, pointer != MAP_FAILED else { return nil }
+    guard let pointer = mapped, pointer != MAP_FAILED else {
+      state.lastFailure = "mmap: \(Errno.current)"
+      return nil
+    }
     _ = madvise(pointer, count, MADV_DONTDUMP)
-    if mlock(pointer, count) != 0, !state.lockFailed {
-      state.lockFailed = true
-      Log.warning(
-        "could not lock secret memory (mlock: \(String(cString: strerror(errno)))); "
-          + "secrets may be swapped: raise LimitMEMLOCK / ulimit -l")
+    if mlock(pointer, count) != 0 {
+      let error = Errno.current
+      guard allowUnlocked.load(ordering: .relaxed) else {
+        state.lastFailure = "mlock: \(error)"
+        _ = munmap(pointer, count)
+        return nil
+      }
+      if !state.warnedUnlocked {
+        state.warnedUnlocked = true
+        Log.warning("could not lock secret memory (mlock: \(error)); secrets may be swapped (--allow-unlocked-memory)")
+      }
     }
     return UInt(bitPattern: pointer)
   }
 
-  /// A wiped block of at least `count` bytes; nil when the system is out of memory.
+  /// A wiped block of at least `count` bytes; nil when no more memory can be mapped or locked.
   static func allocate(_ count: Int) -> (pointer: UnsafeMutableRawPointer, capacity: Int)? {
     let wanted = max(count, 1)
     let block = state.withLock { state -> (UInt, Int)? in
@@ -90,7 +116,10 @@ enum SecureMemory {
 ///
 /// A class so that items and sessions can hold one without copying; no API hands its bytes
 /// out as a Swift array.
-final class SecureBuffer {
+final class SecureBuffer: @unchecked Sendable {
+  // SAFETY: the bytes are written only while the buffer is being made (copied in, decrypted,
+  // truncated) by the one thread that made it; once stored or shared it is only read, and its
+  // memory is wiped and returned exactly once, in deinit, when no thread holds it any more.
   private let pointer: UnsafeMutableRawPointer
   private let capacity: Int
   /// The number of meaningful bytes.

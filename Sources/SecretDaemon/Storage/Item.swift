@@ -1,4 +1,4 @@
-// One stored secret and its metadata.
+// One stored secret and its metadata; a collection of them with its attribute index.
 
 /// An item: label, attributes, content type, the secret in locked memory, times, expiry.
 final class StoredItem {
@@ -29,6 +29,19 @@ final class StoredItem {
     guard let expiresAt else { return false }
     return now >= expiresAt
   }
+
+  /// What the item counts against the memory budget.
+  var cost: Int {
+    secret.count + label.utf8.count + type.utf8.count + contentType.utf8.count + Self.cost(of: attributes)
+  }
+
+  static func cost(of attributes: [String: String]) -> Int {
+    attributes.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+  }
+
+  var snapshot: ItemSnapshot {
+    ItemSnapshot(label: label, attributes: attributes, type: type, modified: modified)
+  }
 }
 
 /// A collection of items with its own attribute index.
@@ -40,7 +53,6 @@ final class StoredCollection {
   var modified: UInt64
   var items: [Int: StoredItem] = [:]
   var index = AttributeIndex()
-  var nextNumber = 1
 
   init(name: String, label: String, now: UInt64) {
     self.name = name

@@ -1,45 +1,92 @@
-// Bounds on what clients may store, each named by the flag that changes it.
+// Bounds on what clients may store and ask for, each named by the flag that changes it. One
+// table (`Limit`) drives the bounds, their flags, their help text and their error messages.
+package import SystemCalls
 
-/// Bounds on secrets, attributes and item counts.
-public struct Limits: Sendable, Equatable {
-  /// Largest secret in bytes (`--max-secret-size`).
-  public var maxSecretSize: Int
-  /// Most attributes on one item (`--max-attributes`).
-  public var maxAttributes: Int
-  /// Longest attribute name or value, or label, in bytes (`--max-attribute-length`).
-  public var maxAttributeLength: Int
-  /// Most items across all collections (`--max-items`).
-  public var maxItems: Int
-  /// Most open transfer sessions per client connection (`--max-sessions`).
-  public var maxSessionsPerClient: Int
+/// Bounds on secrets, attributes, items, memory and the size of calls and answers.
+package struct Limits: Sendable, Equatable {
+  /// Largest secret in bytes.
+  package var maxSecretSize = 1 << 20
+  /// Most attributes on one item, and in one search.
+  package var maxAttributes = 64
+  /// Longest attribute name or value, label or content type, in bytes.
+  package var maxAttributeLength = 4096
+  /// Most items across all collections.
+  package var maxItems = 100_000
+  /// Most open transfer sessions per client; past it, its least recently used one is closed.
+  package var maxSessionsPerClient = 1024
+  /// Most collections.
+  package var maxCollections = 64
+  /// Most aliases.
+  package var maxAliases = 64
+  /// Most object paths in one call (GetSecrets, Lock, Unlock).
+  package var maxPathsPerCall = 10_000
+  /// Largest answer in bytes: well under the 32 MiB a bus allows by default.
+  package var maxReplySize = 16 << 20
+  /// Bytes of secrets, attributes and labels held in all, by default sized from the locked
+  /// memory the process may use (see ``memoryBudget(lockedMemoryLimit:)``).
+  package var maxMemory: Int
 
-  public init(
-    maxSecretSize: Int = 1 << 20, maxAttributes: Int = 64, maxAttributeLength: Int = 4096,
-    maxItems: Int = 100_000, maxSessionsPerClient: Int = 1024
-  ) {
-    self.maxSecretSize = maxSecretSize
-    self.maxAttributes = maxAttributes
-    self.maxAttributeLength = maxAttributeLength
-    self.maxItems = maxItems
-    self.maxSessionsPerClient = maxSessionsPerClient
+  package init(maxMemory: Int = Limits.memoryBudget(lockedMemoryLimit: ResourceLimits.lockedMemory)) {
+    self.maxMemory = maxMemory
+  }
+
+  /// What fits in `lockedMemoryLimit` bytes of locked memory (nil: unlimited). Locked memory
+  /// also holds libgcrypt's pool and session keys (the first MiB), and blocks are handed out
+  /// in powers of two, so a secret may take twice its size: half of the rest is safe. With no
+  /// limit, 1 GiB.
+  package static func memoryBudget(lockedMemoryLimit: Int?) -> Int {
+    guard let limit = lockedMemoryLimit else { return 1 << 30 }
+    return max(0, limit - (1 << 20)) / 2
   }
 }
 
-/// Which bound a request exceeded.
-enum Limit: String, Sendable {
+/// One bound: its flag, what it counts, and where it lives in ``Limits``.
+package enum Limit: String, CaseIterable, Sendable {
   case secretSize = "--max-secret-size"
   case attributes = "--max-attributes"
   case attributeLength = "--max-attribute-length"
   case items = "--max-items"
   case sessions = "--max-sessions"
+  case collections = "--max-collections"
+  case aliases = "--max-aliases"
+  case pathsPerCall = "--max-paths"
+  case replySize = "--max-reply-size"
+  case memory = "--max-memory"
 
-  var what: String {
+  /// The flag that sets it.
+  package var flag: String { rawValue }
+
+  package var keyPath: WritableKeyPath<Limits, Int> {
+    switch self {
+    case .secretSize: \.maxSecretSize
+    case .attributes: \.maxAttributes
+    case .attributeLength: \.maxAttributeLength
+    case .items: \.maxItems
+    case .sessions: \.maxSessionsPerClient
+    case .collections: \.maxCollections
+    case .aliases: \.maxAliases
+    case .pathsPerCall: \.maxPathsPerCall
+    case .replySize: \.maxReplySize
+    case .memory: \.maxMemory
+    }
+  }
+
+  /// Whether it counts bytes (and takes sizes like `4M`).
+  package var isSize: Bool { [.secretSize, .attributeLength, .replySize, .memory].contains(self) }
+
+  /// What it bounds, for help and error messages.
+  package var what: String {
     switch self {
     case .secretSize: "secret size in bytes"
-    case .attributes: "attributes per item"
-    case .attributeLength: "attribute or label length in bytes"
+    case .attributes: "attributes per item or search"
+    case .attributeLength: "attribute, label or content type length in bytes"
     case .items: "number of items"
-    case .sessions: "open sessions per client"
+    case .sessions: "open sessions per client (past it the least recently used one is closed)"
+    case .collections: "number of collections"
+    case .aliases: "number of aliases"
+    case .pathsPerCall: "object paths per call"
+    case .replySize: "answer size in bytes"
+    case .memory: "bytes of secrets, attributes and labels in all"
     }
   }
 }

@@ -3,38 +3,48 @@
 /// Why the store refused a request.
 enum StoreError: Error, Equatable {
   case noSuchCollection(String)
-  case noSuchItem(collection: String, item: Int)
+  case noSuchItem(ItemReference)
   case locked(collection: String)
   case limitExceeded(Limit, actual: Int, maximum: Int)
   case invalidExpiry(attribute: String, value: String)
   case invalidName(String)
 }
 
-/// What changed, for the D-Bus layer to turn into signals.
-enum StoreEvent: Equatable {
-  case collectionCreated(String)
-  case collectionDeleted(String)
-  case collectionChanged(String)
-  /// An alias was set, moved or removed.
-  case aliasesChanged
-  case itemCreated(collection: String, item: Int)
-  case itemDeleted(collection: String, item: Int)
-  case itemChanged(collection: String, item: Int)
+/// An item's properties at one moment, for the signals that announce a change.
+struct ItemSnapshot: Equatable, Sendable {
+  let label: String
+  let attributes: [String: String]
+  let type: String
+  let modified: UInt64
 }
 
-/// A reference to one item.
-struct ItemReference: Hashable {
+/// What changed, with what the D-Bus layer needs to announce it, captured when it changed.
+enum StoreEvent: Equatable, Sendable {
+  case collectionCreated(String, collections: [String])
+  case collectionDeleted(String, collections: [String])
+  case collectionChanged(String, label: String, locked: Bool)
+  case itemCreated(ItemReference)
+  case itemDeleted(ItemReference)
+  case itemChanged(ItemReference, ItemSnapshot)
+}
+
+/// A reference to one item. Item numbers are unique across the store and never reused, so an
+/// item's object path never names another item, even after its collection was deleted.
+struct ItemReference: Hashable, Sendable {
   let collection: String
   let item: Int
 }
 
-/// Every collection, item and alias, in memory only.
+/// Every collection, item and alias, in memory only. Not thread-safe: the daemon holds its
+/// lock around every use.
 final class Store {
   /// Attributes that set an item's expiry in unix seconds.
   static let expiryAttributes = ["xdg:expires", "expires-at"]
+  /// Longest collection name (derived from the label), so object paths stay short.
+  static let maxCollectionNameLength = 64
 
   let limits: Limits
-  let clock: any Clock
+  let clock: any UnixClock
   /// Seconds an item lives when it names no expiry; nil for forever.
   let defaultTTL: UInt64?
   /// Receives every change, after it is made.
@@ -45,16 +55,19 @@ final class Store {
   private(set) var collections: [String: StoredCollection] = [:]
   private(set) var aliases: [String: String] = [:]
   private(set) var itemCount = 0
+  /// Bytes of secrets, attributes and labels held, counted against `limits.maxMemory`.
+  private(set) var usedBytes = 0
+  private var nextItemNumber = 1
   private var expiries = ExpiryQueue()
   /// Entries in the expiry queue, stale ones included.
   var pendingExpiries: Int { expiries.count }
 
-  init(limits: Limits = Limits(), clock: any Clock = SystemClock(), defaultTTL: UInt64? = nil) {
+  init(limits: Limits = Limits(), clock: any UnixClock = SystemUnixClock(), defaultTTL: UInt64? = nil) {
     self.limits = limits
     self.clock = clock
     self.defaultTTL = defaultTTL
-    let session = StoredCollection(name: "session", label: "Session", now: clock.now())
-    collections["session"] = session
+    collections["session"] = StoredCollection(name: "session", label: "Session", now: clock.now())
+    usedBytes = "Session".utf8.count
     aliases["default"] = "session"
     aliases["session"] = "session"
   }
@@ -77,19 +90,28 @@ final class Store {
       guard Self.isValidName(alias) else { throw .invalidName(alias) }
       if let existing = aliases[alias], collections[existing] != nil { return existing }
     }
-    var base = String(label.lowercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })
+    guard collections.count < limits.maxCollections else {
+      throw .limitExceeded(.collections, actual: collections.count + 1, maximum: limits.maxCollections)
+    }
+    if !alias.isEmpty, aliases[alias] == nil { try checkRoomForAlias() }
+    try reserve(label.utf8.count)
+    let name = uniqueCollectionName(for: label)
+    collections[name] = StoredCollection(name: name, label: label, now: now)
+    onEvent(.collectionCreated(name, collections: collectionNames))
+    if !alias.isEmpty { aliases[alias] = name }
+    return name
+  }
+
+  /// The label's letters and digits, at most 64 bytes, made unique with a number.
+  private func uniqueCollectionName(for label: String) -> String {
+    let letters = label.lowercased().unicodeScalars.map { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? Character($0) : "_" }
+    var base = String(letters.prefix(Self.maxCollectionNameLength - 8))
     if base.isEmpty { base = "collection" }
     var name = base
     var suffix = 1
     while collections[name] != nil {
       suffix += 1
       name = "\(base)\(suffix)"
-    }
-    collections[name] = StoredCollection(name: name, label: label, now: now)
-    onEvent(.collectionCreated(name))
-    if !alias.isEmpty {
-      aliases[alias] = name
-      onEvent(.aliasesChanged)
     }
     return name
   }
@@ -100,23 +122,25 @@ final class Store {
       removeItem(collection, number)
     }
     collections[name] = nil
+    usedBytes -= collection.label.utf8.count
     for (alias, target) in aliases where target == name { aliases[alias] = nil }
-    onEvent(.collectionDeleted(name))
+    onEvent(.collectionDeleted(name, collections: collectionNames))
   }
 
   func setCollectionLabel(_ name: String, _ label: String) throws(StoreError) {
     try checkText(label)
     let collection = try collection(name)
+    try reserve(label.utf8.count - collection.label.utf8.count)
     collection.label = label
     collection.modified = now
-    onEvent(.collectionChanged(name))
+    onEvent(.collectionChanged(name, label: label, locked: collection.locked))
   }
 
   func setLocked(_ name: String, _ locked: Bool) throws(StoreError) {
     let collection = try collection(name)
     guard collection.locked != locked else { return }
     collection.locked = locked
-    onEvent(.collectionChanged(name))
+    onEvent(.collectionChanged(name, label: collection.label, locked: locked))
   }
 
   // MARK: Aliases
@@ -135,13 +159,20 @@ final class Store {
   /// Points `alias` at `collection`, or removes it when `collection` is nil.
   func setAlias(_ alias: String, to collection: String?) throws(StoreError) {
     guard Self.isValidName(alias) else { throw .invalidName(alias) }
-    if let collection {
-      _ = try self.collection(collection)
-      aliases[alias] = collection
-    } else {
+    guard let collection else {
       aliases[alias] = nil
+      return
     }
-    onEvent(.aliasesChanged)
+    _ = try self.collection(collection)
+    if aliases[alias] == nil { try checkRoomForAlias() }
+    aliases[alias] = collection
+  }
+
+  /// Aliases are bounded by their number (and names by 128 bytes), not by the memory budget.
+  private func checkRoomForAlias() throws(StoreError) {
+    guard aliases.count < limits.maxAliases else {
+      throw .limitExceeded(.aliases, actual: aliases.count + 1, maximum: limits.maxAliases)
+    }
   }
 
   // MARK: Items
@@ -150,7 +181,7 @@ final class Store {
   func item(_ reference: ItemReference) throws(StoreError) -> StoredItem {
     guard let collection = collections[reference.collection] else { throw .noSuchCollection(reference.collection) }
     guard let item = collection.items[reference.item], !item.isExpired(at: now) else {
-      throw .noSuchItem(collection: reference.collection, item: reference.item)
+      throw .noSuchItem(reference)
     }
     return item
   }
@@ -176,39 +207,43 @@ final class Store {
     try checkAttributes(attributes)
     try checkSecret(secret)
     let expiry = try expiry(for: attributes)
+    let cost =
+      secret.count + label.utf8.count + type.utf8.count + contentType.utf8.count + StoredItem.cost(of: attributes)
     if replace, let existing = collection.search(attributes, now: now).first(where: { collection.items[$0]?.attributes == attributes }),
       let item = collection.items[existing]
     {
+      try reserve(cost - item.cost)
       item.label = label
       item.type = type
       item.contentType = contentType
       item.secret = secret
       item.modified = now
-      setExpiry(expiry, of: item, ItemReference(collection: name, item: existing))
+      let reference = ItemReference(collection: name, item: existing)
+      setExpiry(expiry, of: item, reference)
       collection.modified = now
-      onEvent(.itemChanged(collection: name, item: existing))
+      onEvent(.itemChanged(reference, item.snapshot))
       return (existing, true)
     }
     guard itemCount < limits.maxItems else {
       throw .limitExceeded(.items, actual: itemCount + 1, maximum: limits.maxItems)
     }
-    let number = collection.nextNumber
-    collection.nextNumber += 1
+    try reserve(cost)
+    let number = nextItemNumber
+    nextItemNumber += 1
     let item = StoredItem(label: label, attributes: attributes, type: type, contentType: contentType, secret: secret, now: now)
     collection.items[number] = item
     collection.index.insert(number, attributes: attributes)
     collection.modified = now
     itemCount += 1
-    setExpiry(expiry, of: item, ItemReference(collection: name, item: number))
-    onEvent(.itemCreated(collection: name, item: number))
+    let reference = ItemReference(collection: name, item: number)
+    setExpiry(expiry, of: item, reference)
+    onEvent(.itemCreated(reference))
     return (number, false)
   }
 
   func deleteItem(_ reference: ItemReference) throws(StoreError) {
-    _ = try item(reference)
-    guard let collection = collections[reference.collection] else { throw .noSuchCollection(reference.collection) }
-    if collection.locked { throw .locked(collection: reference.collection) }
-    removeItem(collection, reference.item)
+    _ = try unlockedItem(reference)
+    removeItem(try collection(reference.collection), reference.item)
   }
 
   private func removeItem(_ collection: StoredCollection, _ number: Int) {
@@ -216,14 +251,16 @@ final class Store {
     collection.index.remove(number, attributes: item.attributes)
     collection.modified = now
     itemCount -= 1
+    usedBytes -= item.cost
     // `item` is released here; its SecureBuffer wipes the secret in deinit.
-    onEvent(.itemDeleted(collection: collection.name, item: number))
+    onEvent(.itemDeleted(ItemReference(collection: collection.name, item: number)))
   }
 
   func setSecret(_ reference: ItemReference, _ secret: SecureBuffer, contentType: String) throws(StoreError) {
     try change(reference) { item throws(StoreError) in
       try checkSecret(secret)
       try checkText(contentType)
+      try reserve(secret.count - item.secret.count + contentType.utf8.count - item.contentType.utf8.count)
       item.secret = secret
       item.contentType = contentType
     }
@@ -232,6 +269,7 @@ final class Store {
   func setLabel(_ reference: ItemReference, _ label: String) throws(StoreError) {
     try change(reference) { item throws(StoreError) in
       try checkText(label)
+      try reserve(label.utf8.count - item.label.utf8.count)
       item.label = label
     }
   }
@@ -239,6 +277,7 @@ final class Store {
   func setType(_ reference: ItemReference, _ type: String) throws(StoreError) {
     try change(reference) { item throws(StoreError) in
       try checkText(type)
+      try reserve(type.utf8.count - item.type.utf8.count)
       item.type = type
     }
   }
@@ -247,7 +286,8 @@ final class Store {
     try change(reference) { item throws(StoreError) in
       try checkAttributes(attributes)
       let expiry = try expiry(for: attributes)
-      guard let collection = collections[reference.collection] else { throw .noSuchCollection(reference.collection) }
+      let collection = try collection(reference.collection)
+      try reserve(StoredItem.cost(of: attributes) - StoredItem.cost(of: item.attributes))
       collection.index.remove(reference.item, attributes: item.attributes)
       item.attributes = attributes
       collection.index.insert(reference.item, attributes: attributes)
@@ -261,7 +301,7 @@ final class Store {
     let item = try unlockedItem(reference)
     try apply(item)
     item.modified = now
-    onEvent(.itemChanged(collection: reference.collection, item: reference.item))
+    onEvent(.itemChanged(reference, item.snapshot))
   }
 
   /// Matching items across all collections, split by their collection's lock state.
@@ -329,6 +369,19 @@ final class Store {
 
   // MARK: Bounds
 
+  /// Counts `bytes` more (or fewer, when negative) against the memory budget.
+  private func reserve(_ bytes: Int) throws(StoreError) {
+    guard bytes <= 0 || usedBytes + bytes <= limits.maxMemory else {
+      throw .limitExceeded(.memory, actual: usedBytes + bytes, maximum: limits.maxMemory)
+    }
+    usedBytes += bytes
+  }
+
+  /// Checks a search query's size before any work is done for it.
+  func checkQuery(_ attributes: [String: String]) throws(StoreError) {
+    try checkAttributes(attributes)
+  }
+
   private func checkText(_ text: String) throws(StoreError) {
     let length = text.utf8.count
     if length > limits.maxAttributeLength {
@@ -350,48 +403,5 @@ final class Store {
     if secret.count > limits.maxSecretSize {
       throw .limitExceeded(.secretSize, actual: secret.count, maximum: limits.maxSecretSize)
     }
-  }
-}
-
-/// A binary min-heap of expiry times.
-struct ExpiryQueue {
-  struct Entry {
-    let time: UInt64
-    let reference: ItemReference
-  }
-
-  private var heap: [Entry] = []
-
-  var peek: Entry? { heap.first }
-  var count: Int { heap.count }
-
-  mutating func push(time: UInt64, reference: ItemReference) {
-    heap.append(Entry(time: time, reference: reference))
-    var child = heap.count - 1
-    while child > 0 {
-      let parent = (child - 1) / 2
-      guard heap[child].time < heap[parent].time else { break }
-      heap.swapAt(child, parent)
-      child = parent
-    }
-  }
-
-  @discardableResult
-  mutating func pop() -> Entry? {
-    guard !heap.isEmpty else { return nil }
-    heap.swapAt(0, heap.count - 1)
-    let top = heap.removeLast()
-    var parent = 0
-    while true {
-      let left = 2 * parent + 1
-      let right = left + 1
-      var smallest = parent
-      if left < heap.count, heap[left].time < heap[smallest].time { smallest = left }
-      if right < heap.count, heap[right].time < heap[smallest].time { smallest = right }
-      guard smallest != parent else { break }
-      heap.swapAt(parent, smallest)
-      parent = smallest
-    }
-    return top
   }
 }

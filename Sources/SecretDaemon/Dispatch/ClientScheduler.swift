@@ -1,0 +1,175 @@
+// Fair service: every client's calls run in the order sent, one at a time per client, on a few
+// threads of the daemon's own, taking clients in turn. The thread that reads the bus only queues
+// calls, so a client that floods the daemon delays others by at most the call it has running.
+// A client's Unix user is checked before its first call runs; calls of other users are refused.
+import SystemCalls
+
+/// Queues calls per client and runs them on worker threads, in turn.
+final class ClientScheduler: @unchecked Sendable {
+  // SAFETY: every mutable property is read and written only inside `lock.run`; the closures
+  // are set once in init and are themselves safe to call from any thread (see Daemon).
+  enum Verdict: Equatable {
+    case allowed
+    case refused(String)
+  }
+
+  /// Bounds on what one client may have waiting.
+  struct Bounds {
+    var calls = 256
+    var bytes = 64 << 20
+  }
+
+  private struct Client {
+    var verdict: Verdict?
+    var queued: [IncomingCall] = []
+    var queuedBytes = 0
+    /// A worker is checking this client or running one of its calls.
+    var running = false
+    /// The client left the bus while a call of its ran; forget it when that call ends.
+    var departed = false
+  }
+
+  private enum Job {
+    case vet(String)
+    case run(String, IncomingCall)
+  }
+
+  private let lock = WaitableLock()
+  private var clients: [String: Client] = [:]
+  /// Clients with calls waiting and none running, in the order they became ready.
+  private var ready: [String] = []
+  private let bounds: Bounds
+  private let vet: @Sendable (String) -> Verdict
+  private let run: @Sendable (IncomingCall) -> Void
+
+  /// - Parameters:
+  ///   - vet: decides whether a client may be served; blocks for a round trip to the bus.
+  ///   - run: answers one call.
+  init(bounds: Bounds = Bounds(), vet: @escaping @Sendable (String) -> Verdict, run: @escaping @Sendable (IncomingCall) -> Void) {
+    self.bounds = bounds
+    self.vet = vet
+    self.run = run
+  }
+
+  /// Starts `count` worker threads.
+  func start(threads count: Int) {
+    for index in 0..<count {
+      NativeThread.detach(name: "secretd-call-\(index)") { [self] in work() }
+    }
+  }
+
+  /// Queues `call` behind its client's earlier calls. Called on the thread that reads the bus:
+  /// never blocks beyond the queue's lock.
+  func submit(_ call: IncomingCall) {
+    let refusal = lock.run { () -> DBusError? in
+      var client = clients[call.sender] ?? Client()
+      if case .refused(let reason) = client.verdict { return .accessDenied(reason) }
+      guard client.queued.count < bounds.calls, client.queuedBytes + call.bodySize <= bounds.bytes else {
+        return .limitsExceeded(
+          "this connection has \(client.queued.count) calls (\(client.queuedBytes) bytes) waiting; "
+            + "wait for their answers before sending more")
+      }
+      client.queued.append(call)
+      client.queuedBytes += call.bodySize
+      if !client.running && client.queued.count == 1 {
+        ready.append(call.sender)
+        lock.signal()
+      }
+      clients[call.sender] = client
+      return nil
+    }
+    if let refusal { call.fail(refusal) }
+  }
+
+  /// Forgets a client that left the bus, with whatever it still had waiting.
+  func forget(_ sender: String) {
+    let dropped = lock.run { () -> [IncomingCall] in
+      guard var client = clients[sender] else { return [] }
+      let dropped = client.queued
+      if client.running {
+        client.queued = []
+        client.departed = true
+        clients[sender] = client
+      } else {
+        clients[sender] = nil
+        ready.removeAll { $0 == sender }
+      }
+      return dropped
+    }
+    _ = dropped  // released outside the lock: their answers go to a connection that is gone
+  }
+
+  private func work() -> Never {
+    while true {
+      switch next() {
+      case .vet(let sender):
+        settle(sender, vet(sender))
+      case .run(let sender, let call):
+        run(call)
+        finished(sender)
+      }
+    }
+  }
+
+  /// Waits for a ready client and takes its next step.
+  private func next() -> Job {
+    lock.run {
+      while true {
+        while ready.isEmpty { lock.wait() }
+        let sender = ready.removeFirst()
+        guard var client = clients[sender] else { continue }
+        client.running = true
+        defer { clients[sender] = client }
+        guard client.verdict != nil else { return .vet(sender) }
+        guard !client.queued.isEmpty else {
+          client.running = false
+          continue
+        }
+        let call = client.queued.removeFirst()
+        client.queuedBytes -= call.bodySize
+        return .run(sender, call)
+      }
+    }
+  }
+
+  private func settle(_ sender: String, _ verdict: Verdict) {
+    let refused = lock.run { () -> [IncomingCall] in
+      guard var client = clients[sender] else { return [] }
+      client.verdict = verdict
+      var refused: [IncomingCall] = []
+      if verdict != .allowed {
+        refused = client.queued
+        client.queued = []
+        client.queuedBytes = 0
+      }
+      putBack(sender, client)
+      return refused
+    }
+    if case .refused(let reason) = verdict {
+      for call in refused { call.fail(.accessDenied(reason)) }
+    }
+  }
+
+  private func finished(_ sender: String) {
+    lock.run {
+      guard let client = clients[sender] else { return }
+      putBack(sender, client)
+    }
+  }
+
+  /// Puts a client back after a step: ready again if calls wait, forgotten if it left.
+  /// Runs inside `lock.run`.
+  private func putBack(_ sender: String, _ client: Client) {
+    var client = client
+    client.running = false
+    if client.departed {
+      clients[sender] = nil
+      return
+    }
+    clients[sender] = client
+    if !client.queued.isEmpty {
+      ready.append(sender)
+      lock.signal()
+    }
+  }
+}

@@ -1,0 +1,83 @@
+// File descriptors: reading, writing every byte, pipes, closing.
+import Glibc
+
+/// An open file descriptor. A value: closing is explicit, as with swift-system's.
+package struct FileDescriptor: Hashable, Sendable {
+  package let rawValue: CInt
+
+  package init(rawValue: CInt) { self.rawValue = rawValue }
+
+  package static let standardInput = FileDescriptor(rawValue: 0)
+  package static let standardOutput = FileDescriptor(rawValue: 1)
+  package static let standardError = FileDescriptor(rawValue: 2)
+
+  /// Opens `path`; the descriptor closes on exec. Wraps open(2).
+  package static func open(_ path: String, _ flags: CInt, permissions: UInt32 = 0o600) throws(Errno) -> FileDescriptor {
+    try FileDescriptor(rawValue: retryingOnInterrupt { Glibc.open(path, flags | O_CLOEXEC, mode_t(permissions)) })
+  }
+
+  /// Writes every byte, retrying partial writes and interruptions. Wraps write(2).
+  package func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+    guard var next = bytes.baseAddress else { return }
+    var left = bytes.count
+    while left > 0 {
+      let written = try retryingOnInterrupt { Glibc.write(rawValue, next, left) }
+      next += written
+      left -= written
+    }
+  }
+
+  /// Writes the UTF-8 of `text`, every byte.
+  package func writeAll(_ text: String) throws(Errno) {
+    var text = text
+    // withUTF8 rethrows untyped errors: carry the typed one out in a Result.
+    try text.withUTF8 { bytes in Result { () throws(Errno) in try writeAll(UnsafeRawBufferPointer(bytes)) } }.get()
+  }
+
+  /// Reads what is available, up to the buffer's size; 0 at end of input. Wraps read(2).
+  package func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+    guard let base = buffer.baseAddress else { return 0 }
+    return try retryingOnInterrupt { Glibc.read(rawValue, base, buffer.count) }
+  }
+
+  /// Reads until end of input.
+  package func readAll() throws(Errno) -> [UInt8] {
+    var result: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      let count = try chunk.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try read(into: raw) } }.get()
+      if count == 0 { return result }
+      result += chunk[0..<count]
+    }
+  }
+
+  /// Wraps fsync(2).
+  package func sync() throws(Errno) {
+    _ = try retryingOnInterrupt { fsync(rawValue) }
+  }
+
+  /// Wraps close(2); an error here loses nothing the caller can retry, so it is dropped.
+  package func close() { _ = Glibc.close(rawValue) }
+
+  /// Whether the descriptor is a terminal. Wraps isatty(3).
+  package var isTerminal: Bool { isatty(rawValue) == 1 }
+
+  /// A pipe whose ends close on exec; with `nonBlockingWrite`, a full pipe fails a write rather
+  /// than blocking it (what a signal handler needs). Wraps pipe(2) and fcntl(2).
+  package static func pipe(nonBlockingWrite: Bool = false) throws(Errno) -> (read: FileDescriptor, write: FileDescriptor) {
+    var ends: [CInt] = [-1, -1]
+    _ = try retryingOnInterrupt { Glibc.pipe(&ends) }
+    let pair = (read: FileDescriptor(rawValue: ends[0]), write: FileDescriptor(rawValue: ends[1]))
+    let writeFlags = fcntl(ends[1], F_GETFL)
+    let configured =
+      ends.allSatisfy { fcntl($0, F_SETFD, FD_CLOEXEC) == 0 } && writeFlags >= 0
+      && (!nonBlockingWrite || fcntl(ends[1], F_SETFL, writeFlags | O_NONBLOCK) == 0)
+    guard configured else {
+      let error = Errno.current
+      pair.read.close()
+      pair.write.close()
+      throw error
+    }
+    return pair
+  }
+}

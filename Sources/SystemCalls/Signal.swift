@@ -1,0 +1,120 @@
+// Signals: numbers with names, handlers installed and restored, masks.
+import Glibc
+
+/// A POSIX signal.
+package struct Signal: Hashable, Sendable, CustomStringConvertible {
+  package let rawValue: CInt
+
+  package init(rawValue: CInt) { self.rawValue = rawValue }
+
+  package static let hangUp = Signal(rawValue: SIGHUP)
+  package static let interrupt = Signal(rawValue: SIGINT)
+  package static let kill = Signal(rawValue: SIGKILL)
+  package static let brokenPipe = Signal(rawValue: SIGPIPE)
+  package static let terminate = Signal(rawValue: SIGTERM)
+  package static let terminalStop = Signal(rawValue: SIGTSTP)
+  package static let `continue` = Signal(rawValue: SIGCONT)
+  package static let stop = Signal(rawValue: SIGSTOP)
+
+  package var description: String {
+    switch rawValue {
+    case SIGHUP: "SIGHUP"
+    case SIGINT: "SIGINT"
+    case SIGKILL: "SIGKILL"
+    case SIGPIPE: "SIGPIPE"
+    case SIGTERM: "SIGTERM"
+    case SIGTSTP: "SIGTSTP"
+    case SIGCONT: "SIGCONT"
+    case SIGSTOP: "SIGSTOP"
+    default: "signal \(rawValue)"
+    }
+  }
+
+  /// A signal's disposition, as returned when a handler replaces it, to restore later.
+  package struct Disposition: @unchecked Sendable {
+    // SAFETY: a plain C struct copied by value; it holds a function pointer and flags, no
+    // references, and is only ever passed back to sigaction(2).
+    fileprivate var action: sigaction
+
+    /// Whether the disposition ignores the signal (SIG_IGN).
+    package var ignores: Bool {
+      guard action.sa_flags & SA_SIGINFO == 0, let handler = action.__sigaction_handler.sa_handler else { return false }
+      return unsafeBitCast(handler, to: Int.self) == 1
+    }
+
+    /// Whether the disposition is a handler of the program's (not SIG_DFL or SIG_IGN).
+    package var isHandler: Bool {
+      if action.sa_flags & SA_SIGINFO != 0 { return action.__sigaction_handler.sa_sigaction != nil }
+      guard let handler = action.__sigaction_handler.sa_handler else { return false }
+      return unsafeBitCast(handler, to: Int.self) > 1
+    }
+
+    /// Calls the handler this disposition names, if it is one of the program's.
+    package func callHandler(_ signal: Signal) {
+      if action.sa_flags & SA_SIGINFO != 0 {
+        action.__sigaction_handler.sa_sigaction?(signal.rawValue, nil, nil)
+      } else if isHandler {
+        action.__sigaction_handler.sa_handler?(signal.rawValue)
+      }
+    }
+  }
+
+  /// The current disposition. Wraps sigaction(2).
+  package var disposition: Disposition {
+    var old = sigaction()
+    _ = sigaction(rawValue, nil, &old)
+    return Disposition(action: old)
+  }
+
+  /// Installs `handler` and returns the disposition it replaced. `restartCalls` makes slow
+  /// system calls interrupted by the signal restart (SA_RESTART). Wraps sigaction(2).
+  @discardableResult
+  package func handle(
+    with handler: @convention(c) (CInt) -> Void, restartCalls: Bool = true
+  ) throws(Errno) -> Disposition {
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = handler
+    sigemptyset(&action.sa_mask)
+    action.sa_flags = restartCalls ? SA_RESTART : 0
+    var old = sigaction()
+    guard sigaction(rawValue, &action, &old) == 0 else { throw .current }
+    return Disposition(action: old)
+  }
+
+  /// Puts back a disposition saved by ``handle(with:restartCalls:)``. Wraps sigaction(2).
+  package func restore(_ disposition: Disposition) {
+    var action = disposition.action
+    _ = sigaction(rawValue, &action, nil)
+  }
+
+  /// Restores the default action and raises the signal, so the process ends (or stops) as the
+  /// signal says. Wraps signal(2) and raise(3).
+  package func raiseWithDefaultAction() {
+    _ = Glibc.signal(rawValue, SIG_DFL)
+    _ = Glibc.raise(rawValue)
+  }
+
+  /// Sends the signal to the calling thread. Wraps raise(3).
+  package func raise() { _ = Glibc.raise(rawValue) }
+
+  /// Sends the signal to `process`. Wraps kill(2).
+  package func send(to process: ProcessID) throws(Errno) {
+    guard Glibc.kill(process.rawValue, rawValue) == 0 else { throw .current }
+  }
+
+  /// Unblocks `signals` on the calling thread. Wraps pthread_sigmask(3).
+  package static func unblock(_ signals: [Signal]) {
+    var set = sigset_t()
+    sigemptyset(&set)
+    for signal in signals { sigaddset(&set, signal.rawValue) }
+    _ = pthread_sigmask(SIG_UNBLOCK, &set, nil)
+  }
+
+  /// Unblocks every signal in the calling thread (a parent may start us with some blocked).
+  /// Wraps sigprocmask(2).
+  package static func unblockAll() {
+    var none = sigset_t()
+    sigemptyset(&none)
+    _ = sigprocmask(SIG_SETMASK, &none, nil)
+  }
+}

@@ -1,0 +1,50 @@
+// Threads of our own, for work that must stay off Swift's cooperative pool.
+import Glibc
+
+/// Starts detached threads. Wraps pthread_create.
+package enum NativeThread {
+  /// Runs `body` on a new detached thread; the process stops if no thread can be started, as
+  /// with Foundation's `Thread.start()`. `name` says which thread in that message.
+  package static func detach(name: String, _ body: @escaping @Sendable () -> Void) {
+    let box = Unmanaged.passRetained(Body(body)).toOpaque()
+    var thread = pthread_t()
+    let result = pthread_create(
+      &thread, nil,
+      { box in
+        guard let box else { return nil }
+        Unmanaged<Body>.fromOpaque(box).takeRetainedValue().run()
+        return nil
+      }, box)
+    guard result == 0 else { fatalError("cannot start thread \(name): \(Errno(code: result))") }
+    pthread_detach(thread)
+  }
+
+  private final class Body: Sendable {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+  }
+}
+
+/// A counting semaphore. Wraps sem_init, sem_post, sem_wait.
+package final class NativeSemaphore: @unchecked Sendable {
+  // SAFETY: the sem_t lives in memory allocated once here and freed only in deinit, so its
+  // address never moves; POSIX makes sem_post and sem_wait safe to call from any thread.
+  private let semaphore: UnsafeMutablePointer<sem_t>
+
+  package init(value: UInt32 = 0) {
+    semaphore = .allocate(capacity: 1)
+    sem_init(semaphore, 0, value)
+  }
+
+  deinit {
+    sem_destroy(semaphore)
+    semaphore.deallocate()
+  }
+
+  package func signal() { sem_post(semaphore) }
+
+  /// Waits for a signal, retrying when a signal handler interrupts the wait.
+  package func wait() {
+    while sem_wait(semaphore) != 0, errno == EINTR {}
+  }
+}

@@ -1,0 +1,62 @@
+// secretd installed as `make install` does: under a real systemd user manager, and on a bus
+// that has no systemd.
+import Foundation
+import SecretTestSupport
+import Testing
+
+@Suite("installed")
+struct InstallTests {
+  static let packageRoot = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+  @Test(
+    "under a real systemd user manager the unit starts on a client's first call, runs sandboxed, stops and starts, and falls back where user namespaces are forbidden",
+    .enabled(if: getuid() == 0, "booting a container with systemd needs root"))
+  func underARealUserManager() async throws {
+    let script = Self.packageRoot.appending(path: "scripts/check-unit-in-container").path
+    let run = try await onOwnThread {
+      try runProcess(
+        script, [try builtExecutable("secretd").path, try builtExecutable("secretctl").path],
+        environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
+    }
+    let transcript = run.stdoutText + run.stderrText
+    #expect(run.status == 0, "\(transcript)")
+    #expect(!transcript.contains("FAIL"), "\(transcript)")
+    // The checks ran, not just the script: every one of them reported.
+    #expect(transcript.contains(" passed, 0 failed"), "\(transcript)")
+  }
+
+  @Test("on a bus without systemd, a client's first call starts the installed secretd through the activation file")
+  func activationWithoutSystemd() async throws {
+    let home = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: home) }
+    var environment = [
+      "HOME": home.path, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "LANG": "C.UTF-8",
+      "XDG_DATA_HOME": home.appending(path: ".local/share").path, "XDG_CONFIG_HOME": home.appending(path: ".config").path,
+      // No user manager here: systemctl --user must not find the test runner's.
+      "XDG_RUNTIME_DIR": home.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(home.path)/none",
+    ]
+    let install = try runProcess(
+      Self.packageRoot.appending(path: "scripts/install").path,
+      [try builtExecutable("secretd").path, try builtExecutable("secretctl").path], environment: environment, in: home)
+    try #require(install.status == 0, "\(install.stderrText)")
+    #expect(install.stdoutText.contains("no systemd user manager here"), "\(install.stdoutText)")
+    let activation = try String(
+      contentsOf: home.appending(path: ".local/share/dbus-1/services/org.freedesktop.secrets.service"), encoding: .utf8)
+    #expect(activation.contains("Exec=\(home.path)/.local/bin/secretd\n"), "\(activation)")
+    environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+    let sessionEnvironment = environment
+    // dbus-run-session reads the session services of $XDG_DATA_HOME, as a container's bus does.
+    let script = """
+      printf %s activated | secret-tool store --label=a service activation account a || exit 10
+      test "$(secret-tool lookup service activation account a)" = activated || exit 11
+      owner=$(gdbus call --session --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
+        --method org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | awk '{print $2}' | tr -d ',)')
+      test "$(cat /proc/$owner/comm)" = secretd || exit 12
+      """
+    let run = try await onOwnThread {
+      try runProcess("dbus-run-session", ["--", "sh", "-c", script], environment: sessionEnvironment, in: home)
+    }
+    #expect(run.status == 0, "exit \(run.status): \(run.stderrText)")
+  }
+}
