@@ -50,7 +50,7 @@ package final class Daemon: @unchecked Sendable {
   static let scrubPath = "/org/freedesktop/secretd/scrub"
 
   /// Prepares the daemon; nothing is taken off the bus until ``start()``.
-  init(connection: BusConnection, configuration: Configuration, clock: any UnixClock) throws(GIOError) {
+  init(connection: BusConnection, configuration: Configuration, clock: any UnixClock) throws(GLibError) {
     Gcrypt.initialize()
     SecureMemory.allowUnlocked.store(configuration.allowUnlockedMemory, ordering: .relaxed)
     self.connection = connection
@@ -61,7 +61,7 @@ package final class Daemon: @unchecked Sendable {
     self.descriptions = try InterfaceDescriptions(xml: Interfaces.xml)
   }
 
-  package convenience init(connection: BusConnection, configuration: Configuration) throws(GIOError) {
+  package convenience init(connection: BusConnection, configuration: Configuration) throws(GLibError) {
     try self.init(connection: connection, configuration: configuration, clock: SystemUnixClock())
   }
 
@@ -99,7 +99,7 @@ package final class Daemon: @unchecked Sendable {
   /// Serves a client only if the bus vouches that it runs as the daemon's own user.
   private func vet(_ sender: String) -> ClientScheduler.Verdict {
     let served = configuration.servedUser
-    do throws(GIOError) {
+    do throws(GLibError) {
       let credentials = try connection.credentials(of: sender)
       if credentials.user == served { return .allowed }
       let user = credentials.user.map(String.init(describing:)) ?? "unknown"

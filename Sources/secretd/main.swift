@@ -41,6 +41,8 @@ func runDaemon(_ options: Options) -> Int32 {
     Log.error("cannot prepare the Secret Service objects: \(error)")
     return 1
   }
+  // Before the name is taken, so that whoever sees the name can read this line.
+  Log.info(memoryLine(options))
   daemon.start()
   connection.onClosed { reason in
     ending = .failure("lost the bus connection (\(reason))")
@@ -68,7 +70,6 @@ func runDaemon(_ options: Options) -> Int32 {
   Log.info(
     "serving \(options.busName) as \(connection.uniqueName) on \(options.address ?? "the session bus") "
       + "(pid \(ProcessID.current), uid \(UserID.current), memory only)")
-  Log.info(memoryLine(options))
   loop.run()
   let items = daemon.itemCount == 1 ? "1 item" : "\(daemon.itemCount) items"
   switch ending {

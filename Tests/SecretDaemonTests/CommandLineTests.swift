@@ -42,7 +42,7 @@ struct CommandLineTests {
       let session = try client.openPlainSession()
       try client.createPlainItem(session: session, attributes: ["n": "1"], secret: [1])
       try client.createPlainItem(session: session, attributes: ["n": "2"], secret: [2])
-      do throws(GIOError) {
+      do throws(GLibError) {
         try client.createPlainItem(session: session, attributes: ["n": "3"], secret: [3])
         Issue.record("a third item was accepted")
       } catch {

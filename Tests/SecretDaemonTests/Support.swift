@@ -6,7 +6,7 @@ import SecretTestSupport
 import Testing
 
 /// A client connection that speaks the Secret Service API directly, for calls libsecret never makes.
-final class RawClient {
+final class RawClient: Sendable {
   let connection: BusConnection
   let destination: String
 
@@ -16,7 +16,7 @@ final class RawClient {
   }
 
   @discardableResult
-  func call(_ path: String, _ interface: String, _ method: String, _ arguments: DBusValue) throws(GIOError) -> Variant {
+  func call(_ path: String, _ interface: String, _ method: String, _ arguments: DBusValue) throws(GLibError) -> Variant {
     try connection.call(destination: destination, path: path, interface: interface, method: method, arguments: arguments)
   }
 
@@ -60,7 +60,7 @@ final class RawClient {
   func createPlainItem(
     session: String, collection: String = "/org/freedesktop/secrets/aliases/default", label: String = "item",
     attributes: [String: String], secret: [UInt8], replace: Bool = true
-  ) throws(GIOError) -> String {
+  ) throws(GLibError) -> String {
     let reply = try call(
       collection, Interfaces.collection, "CreateItem",
       .tuple([

@@ -15,7 +15,7 @@ final class ClientScheduler: @unchecked Sendable {
 
   /// Bounds on what one client may have waiting.
   struct Bounds {
-    var calls = 256
+    var calls = 1024
     var bytes = 64 << 20
   }
 

@@ -28,7 +28,7 @@ package final class BusConnection: @unchecked Sendable {
 
   /// Connects to the bus at `address`, or to the session bus when nil.
   /// Wraps g_dbus_connection_new_for_address_sync and g_bus_get_sync.
-  package init(address: String?) throws(GIOError) {
+  package init(address: String?) throws(GLibError) {
     var error: UnsafeMutablePointer<GError>?
     let connection: OpaquePointer?
     if let address {
@@ -38,7 +38,7 @@ package final class BusConnection: @unchecked Sendable {
     } else {
       connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error)
     }
-    guard let connection else { throw GIOError(consuming: error, operation: "connecting to the bus") }
+    guard let connection else { throw GLibError(consuming: error, operation: "connecting to the bus") }
     raw = connection
     // Losing the bus is an error the daemon reports itself (see `onClosed`), not a SIGTERM.
     g_dbus_connection_set_exit_on_close(raw, 0)
@@ -73,7 +73,7 @@ package final class BusConnection: @unchecked Sendable {
   /// Asks for `name`. `replace` takes it from a current owner that allows it;
   /// `allowReplacement` lets a later `--replace` take it from us (off by default, so no client
   /// can make us give up the name and the store with it).
-  package func requestName(_ name: String, replace: Bool, allowReplacement: Bool) throws(GIOError) -> NameRequestResult {
+  package func requestName(_ name: String, replace: Bool, allowReplacement: Bool) throws(GLibError) -> NameRequestResult {
     // DBUS_NAME_FLAG_ALLOW_REPLACEMENT = 1, REPLACE_EXISTING = 2, DO_NOT_QUEUE = 4.
     let flags: UInt32 = 4 | (replace ? 2 : 0) | (allowReplacement ? 1 : 0)
     let reply = try callBus("RequestName", .tuple([.string(name), .uint32(flags)]), replyType: "(u)")
@@ -97,7 +97,7 @@ package final class BusConnection: @unchecked Sendable {
   /// The user and process of the client connection `name`, as the bus driver vouches for them.
   /// Blocks for one round trip; never call it on GDBus's worker thread.
   /// Wraps GetConnectionCredentials.
-  func credentials(of name: String) throws(GIOError) -> ConnectionCredentials {
+  func credentials(of name: String) throws(GLibError) -> ConnectionCredentials {
     let reply = try callBus("GetConnectionCredentials", .tuple([.string(name)]), replyType: "(a{sv})")
     let values = reply.child(0)?.variantDictionary ?? [:]
     return ConnectionCredentials(
@@ -108,7 +108,7 @@ package final class BusConnection: @unchecked Sendable {
   // MARK: Calls
 
   /// Calls a method of the bus driver and waits. Wraps g_dbus_connection_call_sync.
-  func callBus(_ method: String, _ arguments: DBusValue, replyType: String) throws(GIOError) -> Variant {
+  func callBus(_ method: String, _ arguments: DBusValue, replyType: String) throws(GLibError) -> Variant {
     var error: UnsafeMutablePointer<GError>?
     // The type's characters must outlive the call, not just the cast.
     let reply = replyType.withCString { type in
@@ -116,7 +116,7 @@ package final class BusConnection: @unchecked Sendable {
         raw, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
         arguments.makeFloating(), secretd_variant_type(type), G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
     }
-    guard let reply else { throw GIOError(consuming: error, operation: method) }
+    guard let reply else { throw GLibError(consuming: error, operation: method) }
     return Variant(adopting: reply)
   }
 
@@ -125,13 +125,13 @@ package final class BusConnection: @unchecked Sendable {
   func call(
     destination: String, path: String, interface: String, method: String, arguments: DBusValue,
     timeoutMilliseconds: Int32 = 25_000
-  ) throws(GIOError) -> Variant {
+  ) throws(GLibError) -> Variant {
     var error: UnsafeMutablePointer<GError>?
     guard
       let reply = g_dbus_connection_call_sync(
         raw, destination, path, interface, method, arguments.makeFloating(), nil, G_DBUS_CALL_FLAGS_NONE,
         timeoutMilliseconds, nil, &error)
-    else { throw GIOError(consuming: error, operation: method) }
+    else { throw GLibError(consuming: error, operation: method) }
     return Variant(adopting: reply)
   }
 

@@ -23,10 +23,10 @@ final class InterfaceDescriptions: @unchecked Sendable {
 
   /// Parses `xml` and reads every interface's methods and properties.
   /// Wraps g_dbus_node_info_new_for_xml and g_dbus_interface_info_generate_xml.
-  init(xml: String) throws(GIOError) {
+  init(xml: String) throws(GLibError) {
     var error: UnsafeMutablePointer<GError>?
     guard let node = g_dbus_node_info_new_for_xml(xml, &error) else {
-      throw GIOError(consuming: error, operation: "parsing introspection XML")
+      throw GLibError(consuming: error, operation: "parsing introspection XML")
     }
     self.node = node
     var interfaces = node.pointee.interfaces

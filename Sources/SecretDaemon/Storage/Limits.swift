@@ -1,6 +1,6 @@
 // Bounds on what clients may store and ask for, each named by the flag that changes it. One
 // table (`Limit`) drives the bounds, their flags, their help text and their error messages.
-package import SystemCalls
+import SystemCalls
 
 /// Bounds on secrets, attributes, items, memory and the size of calls and answers.
 package struct Limits: Sendable, Equatable {

@@ -2,7 +2,7 @@
 import CLibSecret
 
 /// A failure of GIO itself (a `GError`), keeping its domain, code and text.
-package struct GIOError: Error, CustomStringConvertible {
+package struct GLibError: Error, CustomStringConvertible {
   package let domain: String
   package let code: Int
   package let message: String

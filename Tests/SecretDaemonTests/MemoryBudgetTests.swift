@@ -1,0 +1,85 @@
+// Memory has one budget, sized from the locked memory secretd may use; collections and aliases
+// are bounded; a secret that cannot be locked is refused, not kept where it could be swapped.
+import Foundation
+@testable import SecretDaemon
+import SecretTestSupport
+import Testing
+
+@Suite("memory budget")
+struct MemoryBudgetTests {
+  @Test("past --max-memory a store is refused with LimitsExceeded naming it; what is stored stays")
+  func budget() async throws {
+    let daemon = try StandaloneSecretd(["--max-memory", "4096"])
+    let first = String(repeating: "a", count: 3000)
+    #expect(try daemon.run("secret-tool", ["store", "--label=1", "n", "1"], input: first).status == 0)
+    let second = try daemon.run("secret-tool", ["store", "--label=2", "n", "2"], input: String(repeating: "b", count: 3000))
+    #expect(second.status != 0)
+    #expect(second.stderrText.contains("--max-memory"), "\(second.stderrText)")
+    #expect(try daemon.run("secret-tool", ["lookup", "n", "1"]).stdoutText == first)
+    // Deleting frees the budget again.
+    #expect(try daemon.run("secret-tool", ["clear", "n", "1"]).status == 0)
+    #expect(try daemon.run("secret-tool", ["store", "--label=2", "n", "2"], input: String(repeating: "b", count: 3000)).status == 0)
+  }
+
+  @Test("the store counts secrets, attributes and labels, and gives back what a delete or a replace frees")
+  func accounting() throws {
+    var limits = Limits(maxMemory: 100)
+    limits.maxItems = 10
+    let store = Store(limits: limits)
+    let base = store.usedBytes
+    let item = try store.createItem(in: "session", label: "ab", attributes: ["k": "vv"], contentType: "t", secret: secureBuffer("12345"), replace: false)
+    #expect(store.usedBytes == base + 2 + 3 + 1 + 5)
+    _ = try store.createItem(in: "session", label: "", attributes: ["k": "vv"], contentType: "t", secret: secureBuffer("1"), replace: true)
+    #expect(store.usedBytes == base + 3 + 1 + 1)
+    #expect(throws: StoreError.limitExceeded(.memory, actual: base + 5 + 96, maximum: 100)) {
+      try store.createItem(in: "session", label: "", attributes: [:], contentType: "", secret: secureBuffer(String(repeating: "x", count: 96)), replace: false)
+    }
+    try store.deleteItem(ItemReference(collection: "session", item: item.item))
+    #expect(store.usedBytes == base)
+  }
+
+  @Test("collections and aliases are bounded by --max-collections and --max-aliases")
+  func collectionsAndAliases() throws {
+    var limits = Limits()
+    (limits.maxCollections, limits.maxAliases) = (3, 4)
+    let store = Store(limits: limits)
+    _ = try store.createCollection(label: "one", alias: "")
+    let two = try store.createCollection(label: "two", alias: "second")
+    #expect(throws: StoreError.limitExceeded(.collections, actual: 4, maximum: 3)) {
+      try store.createCollection(label: "three", alias: "")
+    }
+    try store.setAlias("fourth", to: two)
+    #expect(throws: StoreError.limitExceeded(.aliases, actual: 5, maximum: 4)) { try store.setAlias("fifth", to: two) }
+    try store.setAlias("fourth", to: "session")  // moving an alias is not a new one
+    #expect(DBusError(StoreError.limitExceeded(.aliases, actual: 5, maximum: 4)).message.contains("--max-aliases"))
+  }
+
+  @Test("a locked-memory limit too small for secrets gives a budget too small for them: refused, naming --max-memory")
+  func budgetFromTheLimit() async throws {
+    #expect(Limits.memoryBudget(lockedMemoryLimit: 8 << 20) == (7 << 20) / 2)
+    #expect(Limits.memoryBudget(lockedMemoryLimit: 1 << 20) == 0)
+    #expect(Limits.memoryBudget(lockedMemoryLimit: nil) == 1 << 30)
+    let daemon = try StandaloneSecretd(lockedMemory: 1 << 20)
+    #expect(daemon.logText.contains("memory budget 0 bytes"), "\(daemon.logText)")
+    let stored = try daemon.run("secret-tool", ["store", "--label=x", "k", "v"], input: "x")
+    #expect(stored.status != 0 && stored.stderrText.contains("--max-memory"), "\(stored.stderrText)")
+    #expect(daemon.process.isRunning)
+  }
+
+  @Test(
+    "where memory cannot be locked a secret is refused, naming LimitMEMLOCK; --allow-unlocked-memory keeps it and says so",
+    .enabled(if: getuid() == 0, "RLIMIT_MEMLOCK binds only a user without CAP_IPC_LOCK: secretd runs as nobody"))
+  func lockingFails() async throws {
+    let nobody = StandaloneSecretd.nobody
+    let strict = try StandaloneSecretd(["--max-memory", "1M"], user: nobody, lockedMemory: 16 << 10)
+    let refused = try strict.run("secret-tool", ["store", "--label=x", "k", "v"], as: nobody, input: "x")
+    #expect(refused.status != 0)
+    #expect(refused.stderrText.contains("LimitMEMLOCK") && refused.stderrText.contains("mlock"), "\(refused.stderrText)")
+    #expect(strict.process.isRunning)
+    let lenient = try StandaloneSecretd(["--max-memory", "1M", "--allow-unlocked-memory"], user: nobody, lockedMemory: 16 << 10)
+    #expect(lenient.logText.contains("--allow-unlocked-memory"), "\(lenient.logText)")
+    #expect(try lenient.run("secret-tool", ["store", "--label=x", "k", "v"], as: nobody, input: "kept").status == 0)
+    #expect(try lenient.run("secret-tool", ["lookup", "k", "v"], as: nobody).stdoutText == "kept")
+    #expect(lenient.logText.contains("secrets may be swapped"), "\(lenient.logText)")
+  }
+}

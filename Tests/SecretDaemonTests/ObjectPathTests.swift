@@ -1,0 +1,46 @@
+// Object paths are canonical and never reused: one path names one object, for ever.
+import Foundation
+@testable import SecretDaemon
+import SecretTestSupport
+import Testing
+
+@Suite("object paths")
+struct ObjectPathTests {
+  @Test("numbers in paths are canonical: a leading zero or a sign names nothing")
+  func canonicalNumbers() {
+    #expect(ObjectNode(path: "/org/freedesktop/secrets/collection/session/7") == .item(.named("session"), 7))
+    for path in [
+      "/org/freedesktop/secrets/collection/session/07", "/org/freedesktop/secrets/collection/session/+7",
+      "/org/freedesktop/secrets/collection/session/0", "/org/freedesktop/secrets/aliases/default/007",
+      "/org/freedesktop/secrets/session/s01", "/org/freedesktop/secrets/session/s+1",
+    ] {
+      #expect(ObjectNode(path: path) == nil, "\(path)")
+    }
+  }
+
+  @Test("over the bus, an item's path with a leading zero is not that item")
+  func leadingZeroOverTheBus() async throws {
+    try await withProvider(.secretd) { instance in
+      let client = try RawClient(address: instance.busAddress)
+      let session = try client.openPlainSession()
+      let item = try client.createPlainItem(session: session, attributes: ["k": "v"], secret: [1])
+      let number = try #require(item.split(separator: "/").last)
+      let padded = item.dropLast(number.count) + "0" + number
+      #expect(client.errorName(String(padded), Interfaces.item, "GetSecret", .tuple([.objectPath(session)])) == "org.freedesktop.DBus.Error.UnknownObject")
+      #expect(try client.plainSecret(item, session: session) == [1])
+    }
+  }
+
+  @Test("a deleted and recreated collection never gives an old item's path to a new item")
+  func noReuse() throws {
+    let store = Store()
+    let first = try store.createCollection(label: "work", alias: "")
+    let old = try store.createItem(in: first, label: "", attributes: ["a": "1"], contentType: "", secret: secureBuffer("1"), replace: false)
+    try store.deleteCollection(first)
+    let second = try store.createCollection(label: "work", alias: "")
+    #expect(second == first)
+    let new = try store.createItem(in: second, label: "", attributes: ["a": "1"], contentType: "", secret: secureBuffer("2"), replace: false)
+    #expect(new.item != old.item)
+    #expect(ObjectPaths.item(ItemReference(collection: second, item: new.item)) != ObjectPaths.item(ItemReference(collection: first, item: old.item)))
+  }
+}

@@ -1,0 +1,62 @@
+// A client may open sessions without end: past --max-sessions its least recently used session
+// is closed, so python secretstorage, which opens one for every item it reads, can read them all.
+import Foundation
+@testable import SecretDaemon
+import SecretTestSupport
+import Testing
+
+@Suite("sessions a client opens without end")
+struct SessionEvictionTests {
+  @Test("past the limit the least recently used session closes; one in use keeps working")
+  func leastRecentlyUsed() throws {
+    let registry = SessionRegistry(maxPerClient: 3)
+    let plain = Variant(adopting: DBusValue.string("").makeFloating())
+    let first = try registry.open(algorithm: "plain", input: plain, owner: ":1.7").0
+    let second = try registry.open(algorithm: "plain", input: plain, owner: ":1.7").0
+    _ = try registry.open(algorithm: "plain", input: plain, owner: ":1.7")
+    _ = try registry.session(at: ObjectPaths.session(first.number), caller: ":1.7")  // first is used again
+    _ = try registry.open(algorithm: "plain", input: plain, owner: ":1.7")
+    #expect(registry.count(ownedBy: ":1.7") == 3)
+    #expect(throws: SessionError.noSession(ObjectPaths.session(second.number))) {
+      try registry.session(at: ObjectPaths.session(second.number), caller: ":1.7")
+    }
+    #expect(try registry.session(at: ObjectPaths.session(first.number), caller: ":1.7").number == first.number)
+    // Another client's sessions are its own.
+    _ = try registry.open(algorithm: "plain", input: plain, owner: ":1.8")
+    #expect(registry.count(ownedBy: ":1.7") == 3)
+  }
+
+  @Test("python secretstorage reads 10,000 items in one connection, opening a session for each")
+  func secretstorageReadsTenThousand() async throws {
+    let count = 10_000
+    try await withProvider(.secretd) { instance in
+      let client = try RawClient(address: instance.busAddress)
+      let session = try client.openPlainSession()
+      for index in 0..<count {
+        try client.createPlainItem(session: session, attributes: ["bulk": "yes", "n": "\(index)"], secret: Array("value-\(index)".utf8))
+      }
+      let unpacked = try instance.run("tar", ["-xzf", SecretStorageSuiteTests.sdist.path, "-C", instance.bus.directory.path])
+      try #require(unpacked.status == 0, "\(unpacked.stderrText)")
+      let script = """
+        import sys, secretstorage
+        connection = secretstorage.dbus_init()
+        collection = secretstorage.get_default_collection(connection)
+        read = 0
+        for item in collection.search_items({'bulk': 'yes'}):
+            number = item.get_attributes()['n']
+            assert item.get_secret() == ('value-' + number).encode(), number
+            read += 1
+        print(read)
+        """
+      var withSource = instance.environment
+      withSource["PYTHONPATH"] = instance.bus.directory.appending(path: "secretstorage-\(SecretStorageSuiteTests.version)").path
+      let environment = withSource
+      let run = try await onOwnThread {
+        try runProcess(
+          "timeout", ["300", SecretStorageSuiteTests.python, "-c", script], environment: environment, in: instance.bus.directory)
+      }
+      #expect(run.status == 0, "\(run.stderrText)")
+      #expect(run.stdoutText == "\(count)\n", "\(run.stderrText)")
+    }
+  }
+}
