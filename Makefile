@@ -6,7 +6,8 @@ STATIC_CXX := $(CURDIR)/.build/static-cxx
 RELEASE := -c release --static-swift-stdlib \
 	-Xswiftc -Xclang-linker -Xswiftc -L$(STATIC_CXX) -Xswiftc -Xclang-linker -Xswiftc -static-libgcc
 PREFIX ?= $(HOME)/.local
-BENCHMARKS := SharedStateBenchmark SecretClientBenchmark SecretdBenchmark SecretsBenchmark SecretctlBenchmark
+BENCHMARKS := SharedStateBenchmark SecretClientBenchmark SecretdBenchmark SecretdFairnessBenchmark SecretsBenchmark \
+  SecretctlBenchmark TrustComparison
 
 .PHONY: bootstrap build test bench run install uninstall static-cxx
 

@@ -79,6 +79,9 @@ let package = Package(
       name: "SecretctlBenchmark", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport"],
       path: "Benchmarks/SecretctlBenchmark", swiftSettings: swiftSettings),
     .executableTarget(
+      name: "TrustComparison", dependencies: ["SecretTestSupport"], path: "Benchmarks/TrustComparison",
+      swiftSettings: swiftSettings),
+    .executableTarget(
       name: "SecretdFairnessBenchmark", dependencies: ["CLibSecret", "SecretTestSupport"],
       path: "Benchmarks/SecretdFairnessBenchmark", swiftSettings: swiftSettings),
     .executableTarget(

@@ -6,6 +6,7 @@
 #include <glib.h>
 #include <glib-unix.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 
 // Zeroes memory in a way the compiler may not elide (explicit_bzero is not imported by Swift's Glibc).
@@ -26,6 +27,12 @@ static inline int secretd_set_not_dumpable(void) {
 
 static inline int secretd_get_dumpable(void) {
   return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+}
+
+// ioctl is variadic: the bytes waiting to be read on a socket (FIONREAD), or -1.
+static inline int secretd_unread_bytes(int fd) {
+  int count = 0;
+  return ioctl(fd, FIONREAD, &count) == 0 ? count : -1;
 }
 
 #endif

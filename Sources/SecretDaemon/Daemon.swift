@@ -71,7 +71,11 @@ package final class Daemon: @unchecked Sendable {
     let timer = Timer { [unowned self] in self.expireDue() }
     expiryTimer = timer
     store.onNextExpiryChanged = { [unowned self] time in self.armExpiry(at: time) }
-    let scheduler = ClientScheduler(vet: { [unowned self] in self.vet($0) }, run: { [unowned self] in self.execute($0) })
+    let scheduler = ClientScheduler(
+      vet: { [unowned self] in self.vet($0) }, run: { [unowned self] in self.execute($0) },
+      isQuick: { [connection] call in
+        !call.interface.isEmpty && Self.access(call.interface, call.member) != .write && !connection.hasUnreadMessages
+      })
     self.scheduler = scheduler
     connection.subscribeToBus(signal: "NameOwnerChanged", argument0: nil) { [unowned self] arguments in
       guard let name = arguments.child(0)?.string, let newOwner = arguments.child(2)?.string,

@@ -68,7 +68,7 @@ struct Options {
     let defaults = Limits()
     let current = defaults[keyPath: limit.keyPath]
     let shown = limit == .memory ? "from RLIMIT_MEMLOCK, here \(size(current))" : limit.isSize ? size(current) : "\(current)"
-    return Flag(name: limit.flag, value: limit.isSize ? "BYTES" : "N", help: "most \(limit.what) (default \(shown))") {
+    return Flag(name: limit.flag, value: limit.isSize ? "BYTES" : "N", help: "\(limit.help) (default \(shown))") {
       guard let number = limit.isSize ? parseSize($1) : Int($1), number > 0 else {
         return "\(limit.flag) needs a positive \(limit.isSize ? "size, such as 4096 or 64M" : "number")"
       }
@@ -90,9 +90,15 @@ struct Options {
     let rows = flags.map { ($0.name + ($0.value.map { " " + $0 } ?? ""), $0.help) } + [
       ("--help", "show this help"), ("--version", "show the version"),
     ]
-    let width = (rows.map(\.0.count).max() ?? 0) + 2
+    let width = (rows.map(\.0.count).max() ?? 0) + 4
     for (left, right) in rows {
-      text += "  " + left + String(repeating: " ", count: width - left.count) + right + "\n"
+      var lines = [""]
+      for word in right.split(separator: " ") {
+        if !lines[lines.count - 1].isEmpty, width + lines[lines.count - 1].count + 1 + word.count > 100 { lines.append("") }
+        lines[lines.count - 1] += (lines[lines.count - 1].isEmpty ? "" : " ") + word
+      }
+      text += "  " + left + String(repeating: " ", count: width - 2 - left.count) + lines[0] + "\n"
+      for line in lines.dropFirst() { text += String(repeating: " ", count: width) + line + "\n" }
     }
     return text
   }

@@ -19,14 +19,17 @@ public final class ProviderInstance: Sendable {
   public let bus: PrivateBus
   /// The name the provider owns on `bus`.
   public let busName: String
+  /// More command-line arguments for secretd (ignored for other providers).
+  public let arguments: [String]
   private let process = Mutex<ChildProcess?>(nil)
 
   public var busAddress: String { bus.address }
 
-  init(provider: Provider, bus: PrivateBus, busName: String) throws {
+  init(provider: Provider, bus: PrivateBus, busName: String, arguments: [String] = []) throws {
     self.provider = provider
     self.bus = bus
     self.busName = busName
+    self.arguments = arguments
     for folder in ["home", "run", "data", "config", "cache"] {
       try FileManager.default.createDirectory(at: bus.directory.appending(path: folder), withIntermediateDirectories: true)
     }
@@ -94,7 +97,7 @@ public final class ProviderInstance: Sendable {
     case .gnomeKeyring:
       (try resolveExecutable("gnome-keyring-daemon"), ["--foreground", "--unlock", "--components=secrets"])
     case .secretd:
-      (try secretdExecutable(), ["--address", bus.address, "--bus-name", busName])
+      (try secretdExecutable(), ["--address", bus.address, "--bus-name", busName] + arguments)
     }
   }
 
@@ -124,13 +127,18 @@ public final class ProviderInstance: Sendable {
 ///   }
 /// }
 /// ```
+///
+/// - Parameters:
+///   - everyUser: a bus that processes of every user may join (a test runs clients as others).
+///   - arguments: more command-line arguments for secretd.
 public func withProvider<T>(
-  _ provider: Provider, busName: String = "org.freedesktop.secrets",
+  _ provider: Provider, busName: String = "org.freedesktop.secrets", everyUser: Bool = false, arguments: [String] = [],
   _ body: (ProviderInstance) async throws -> T
 ) async throws -> T {
   // Started on the calling thread: that bounds how many providers run at once by the width of
   // Swift's pool, and each holds inotify instances, of which a user may have only 128.
-  let instance = try ProviderInstance(provider: provider, bus: try PrivateBus(), busName: busName)
+  let instance = try ProviderInstance(
+    provider: provider, bus: try PrivateBus(everyUser: everyUser), busName: busName, arguments: arguments)
   defer { instance.stop() }
   return try await body(instance)
 }

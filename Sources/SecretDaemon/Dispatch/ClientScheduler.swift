@@ -1,6 +1,9 @@
 // Fair service: every client's calls run in the order sent, one at a time per client, on a few
-// threads of the daemon's own, taking clients in turn. The thread that reads the bus only queues
+// threads of the daemon's own, taking clients in turn. The thread that reads the bus queues
 // calls, so a client that floods the daemon delays others by at most the call it has running.
+// When nothing at all is queued, running or waiting unread on the bus, a call that only reads is
+// answered on the reading thread itself (a hand-off to another thread is most of a small call's
+// cost); a flood, which always has more unread, never is.
 // A client's Unix user is checked before its first call runs; calls of other users are refused.
 import SystemCalls
 
@@ -36,19 +39,29 @@ final class ClientScheduler: @unchecked Sendable {
 
   private let lock = WaitableLock()
   private var clients: [String: Client] = [:]
+  /// Clients with a step under way, on a worker or on the reading thread.
+  private var busy = 0
   /// Clients with calls waiting and none running, in the order they became ready.
   private var ready: [String] = []
   private let bounds: Bounds
   private let vet: @Sendable (String) -> Verdict
   private let run: @Sendable (IncomingCall) -> Void
+  private let isQuick: @Sendable (IncomingCall) -> Bool
 
   /// - Parameters:
   ///   - vet: decides whether a client may be served; blocks for a round trip to the bus.
   ///   - run: answers one call.
-  init(bounds: Bounds = Bounds(), vet: @escaping @Sendable (String) -> Verdict, run: @escaping @Sendable (IncomingCall) -> Void) {
+  ///   - isQuick: whether a call may be answered on the reading thread when all is idle (it
+  ///     must not wait for other calls: reads, not writes that announce their changes), checked
+  ///     with nothing more unread on the bus.
+  init(
+    bounds: Bounds = Bounds(), vet: @escaping @Sendable (String) -> Verdict, run: @escaping @Sendable (IncomingCall) -> Void,
+    isQuick: @escaping @Sendable (IncomingCall) -> Bool
+  ) {
     self.bounds = bounds
     self.vet = vet
     self.run = run
+    self.isQuick = isQuick
   }
 
   /// Starts `count` worker threads.
@@ -61,13 +74,24 @@ final class ClientScheduler: @unchecked Sendable {
   /// Queues `call` behind its client's earlier calls. Called on the thread that reads the bus:
   /// never blocks beyond the queue's lock.
   func submit(_ call: IncomingCall) {
-    let refusal = lock.run { () -> DBusError? in
+    enum Decision {
+      case queued, refused(DBusError), now
+    }
+    let quick = isQuick(call)
+    let decision = lock.run { () -> Decision in
       var client = clients[call.sender] ?? Client()
-      if case .refused(let reason) = client.verdict { return .accessDenied(reason) }
+      if case .refused(let reason) = client.verdict { return .refused(.accessDenied(reason)) }
+      if quick, busy == 0, ready.isEmpty, client.verdict == .allowed {
+        client.running = true
+        busy += 1
+        clients[call.sender] = client
+        return .now
+      }
       guard client.queued.count < bounds.calls, client.queuedBytes + call.bodySize <= bounds.bytes else {
-        return .limitsExceeded(
-          "this connection has \(client.queued.count) calls (\(client.queuedBytes) bytes) waiting; "
-            + "wait for their answers before sending more")
+        return .refused(
+          .limitsExceeded(
+            "this connection has \(client.queued.count) calls (\(client.queuedBytes) bytes) waiting; "
+              + "wait for their answers before sending more"))
       }
       client.queued.append(call)
       client.queuedBytes += call.bodySize
@@ -76,9 +100,15 @@ final class ClientScheduler: @unchecked Sendable {
         lock.signal()
       }
       clients[call.sender] = client
-      return nil
+      return .queued
     }
-    if let refusal { call.fail(refusal) }
+    switch decision {
+    case .queued: break
+    case .refused(let error): call.fail(error)
+    case .now:
+      run(call)
+      finished(call.sender)
+    }
   }
 
   /// Forgets a client that left the bus, with whatever it still had waiting.
@@ -118,13 +148,11 @@ final class ClientScheduler: @unchecked Sendable {
         while ready.isEmpty { lock.wait() }
         let sender = ready.removeFirst()
         guard var client = clients[sender] else { continue }
+        guard !client.queued.isEmpty else { continue }
         client.running = true
+        busy += 1
         defer { clients[sender] = client }
         guard client.verdict != nil else { return .vet(sender) }
-        guard !client.queued.isEmpty else {
-          client.running = false
-          continue
-        }
         let call = client.queued.removeFirst()
         client.queuedBytes -= call.bodySize
         return .run(sender, call)
@@ -134,6 +162,7 @@ final class ClientScheduler: @unchecked Sendable {
 
   private func settle(_ sender: String, _ verdict: Verdict) {
     let refused = lock.run { () -> [IncomingCall] in
+      busy -= 1
       guard var client = clients[sender] else { return [] }
       client.verdict = verdict
       var refused: [IncomingCall] = []
@@ -152,6 +181,7 @@ final class ClientScheduler: @unchecked Sendable {
 
   private func finished(_ sender: String) {
     lock.run {
+      busy -= 1
       guard let client = clients[sender] else { return }
       putBack(sender, client)
     }

@@ -51,6 +51,16 @@ package final class BusConnection: @unchecked Sendable {
     g_object_unref(UnsafeMutableRawPointer(raw))
   }
 
+  /// Whether the bus has sent more than GDBus has read yet: other calls are waiting. Wraps
+  /// g_dbus_connection_get_stream, g_socket_connection_get_socket, g_socket_get_fd, FIONREAD.
+  var hasUnreadMessages: Bool {
+    guard let stream = g_dbus_connection_get_stream(raw),
+      g_type_check_instance_is_a(UnsafeMutableRawPointer(stream).assumingMemoryBound(to: GTypeInstance.self), g_socket_connection_get_type()) != 0,
+      let socket = g_socket_connection_get_socket(UnsafeMutableRawPointer(stream).assumingMemoryBound(to: GSocketConnection.self))
+    else { return true }
+    return secretd_unread_bytes(g_socket_get_fd(socket)) != 0
+  }
+
   /// This connection's unique name, like `:1.42`. Wraps g_dbus_connection_get_unique_name.
   package var uniqueName: String {
     g_dbus_connection_get_unique_name(raw).map { String(cString: $0) } ?? ""

@@ -74,14 +74,30 @@ package enum Limit: String, CaseIterable, Sendable {
   /// Whether it counts bytes (and takes sizes like `4M`).
   package var isSize: Bool { [.secretSize, .attributeLength, .replySize, .memory].contains(self) }
 
-  /// What it bounds, for help and error messages.
+  /// What it is, for `--help`.
+  package var help: String {
+    switch self {
+    case .secretSize: "largest secret, in bytes"
+    case .attributes: "most attributes on an item or in a search"
+    case .attributeLength: "longest attribute, label or content type, in bytes"
+    case .items: "most items"
+    case .sessions: "most open sessions per client; past it, its least recently used one closes"
+    case .collections: "most collections"
+    case .aliases: "most aliases"
+    case .pathsPerCall: "most object paths in one call"
+    case .replySize: "largest answer, in bytes"
+    case .memory: "most bytes of secrets, attributes and labels in all"
+    }
+  }
+
+  /// What it bounds, for error messages.
   package var what: String {
     switch self {
     case .secretSize: "secret size in bytes"
     case .attributes: "attributes per item or search"
     case .attributeLength: "attribute, label or content type length in bytes"
     case .items: "number of items"
-    case .sessions: "open sessions per client (past it the least recently used one is closed)"
+    case .sessions: "open sessions per client"
     case .collections: "number of collections"
     case .aliases: "number of aliases"
     case .pathsPerCall: "object paths per call"
