@@ -22,7 +22,7 @@ let package = Package(
 
     // Libraries.
     .target(name: "SecretClient", dependencies: ["CLibSecret"], swiftSettings: swiftSettings),
-    .target(name: "SharedState", swiftSettings: swiftSettings),
+    .target(name: "SharedState", dependencies: ["SystemCalls"], swiftSettings: swiftSettings),
     // The operating system's calls, typed (errno, descriptors, signals, time), for every module.
     .target(name: "SystemCalls", swiftSettings: swiftSettings),
     .target(name: "Secrets", dependencies: ["SharedState", "SecretClient"], swiftSettings: swiftSettings),

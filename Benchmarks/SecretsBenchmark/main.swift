@@ -31,7 +31,9 @@ func measure(_ provider: Provider) async throws {
   try await withProvider(provider) { instance in
     let client = instance.client()
     let writes = WriteCount()
-    try await SecretStorage.$current.withValue(counting(SecretStorage.secretService(client), writes)) {
+    var environment = SharedEnvironment.live
+    environment.secretStorage = counting(SecretStorage.secretService(client), writes)
+    try await environment.withValue {
       // 1. Batching.
       let counter = Shared<Int>(wrappedValue: 0, .secret(service: "bench", account: "batch"))
       let clock = ContinuousClock()

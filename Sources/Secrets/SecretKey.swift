@@ -1,4 +1,3 @@
-import Dispatch
 public import SharedState
 
 extension SharedReaderKey {
@@ -18,38 +17,46 @@ extension SharedReaderKey {
   ///   is kept.
   /// - Bytes that are not JSON of the type give ``SecretKeyError/undecodable(_:reason:)``; the
   ///   item is not overwritten before a backup item holds its bytes.
-  /// - Mutations are written at most once per `batchWindow`, carrying the latest value; an
+  /// - Mutations are written at most once per `writeWindow`, carrying the latest value; an
   ///   explicit `save()` writes at once. Pending writes are flushed when the last handle goes,
   ///   at exit and on SIGTERM/SIGINT. Writing `nil` deletes the item.
-  /// - Changes made by other processes (`secretctl set`, `secret-tool store`) arrive live.
+  /// - Changes made by other processes (`secretctl set`, `secret-tool store`) arrive live;
+  ///   while a local value waits for its write, it wins.
+  ///
+  /// The rules are SharedState's ``PersistentValue``'s, the same as `.fileStorage`'s; the
+  /// storage is the current ``SharedEnvironment``'s ``SharedEnvironment/secretStorage`` (the
+  /// Secret Service live, an empty in-memory store in `SharedEnvironment.test()`).
   ///
   /// - Parameters:
   ///   - service: the `service` attribute of the item.
   ///   - account: the `account` attribute of the item.
   ///   - collection: where the item lives; the `default` alias unless given.
-  ///   - batchWindow: how long mutations are gathered before one write.
+  ///   - writeWindow: how long mutations are gathered before one write.
   public static func secret<Value>(
-    service: String, account: String, collection: CollectionID = .default, batchWindow: Duration = .seconds(1)
+    service: String, account: String, collection: CollectionID = .default, writeWindow: Duration = .seconds(1)
   ) -> Self where Self == SecretKey<Value> {
-    SecretKey(SecretItemAddress(service: service, account: account, collection: collection), batchWindow: batchWindow)
+    SecretKey(SecretItemAddress(service: service, account: account, collection: collection), writeWindow: writeWindow)
   }
 }
 
-/// The key behind ``SharedReaderKey/secret(service:account:collection:batchWindow:)``.
+/// The key behind ``SharedReaderKey/secret(service:account:collection:writeWindow:)``: a
+/// ``PersistentValue`` over one Secret Service item.
 public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConvertible {
-  public let address: SecretItemAddress
-  private let core: SecretKeyCore<Value>
-  private let store: ObjectIdentifier
+  let persistent: PersistentValue<SecretItemStore, Value>
 
-  init(_ address: SecretItemAddress, batchWindow: Duration) {
-    let storage = SecretStorage.current
-    self.address = address
-    store = ObjectIdentifier(storage.identity)
-    core = SecretKeyCore(address: address, storage: storage, window: batchWindow, environment: .current)
+  init(_ address: SecretItemAddress, writeWindow: Duration) {
+    let environment = SharedEnvironment.current
+    let store = SecretItemStore(address: address, storage: environment.secretStorage)
+    persistent = PersistentValue(
+      store: store, window: writeWindow, decode: { try SecretJSON.decode(Value.self, $0, address: address) },
+      encode: { try SecretJSON.encode($0) }, environment: environment)
   }
 
+  /// Where the value lives.
+  public var address: SecretItemAddress { persistent.store.address }
+
   /// Service, account and collection (and the store, which differs only in tests): nothing
-  /// else, so every declaration of the same secret shares one value whatever its batch window.
+  /// else, so every declaration of the same secret shares one value whatever its window.
   public struct ID: Hashable, Sendable {
     public let service: String
     public let account: String
@@ -58,7 +65,9 @@ public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConve
   }
 
   public var id: ID {
-    ID(service: address.service, account: address.account, collection: address.collection, store: store)
+    ID(
+      service: address.service, account: address.account, collection: address.collection,
+      store: ObjectIdentifier(persistent.store.storage.identity))
   }
 
   public var description: String {
@@ -68,24 +77,14 @@ public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConve
   /// The first load reads at once, like a Keychain query; an explicit `load()` reads off the
   /// cooperative pool, in turn with the reads that change signals cause.
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
-    switch context {
-    case .initialValue: continuation.resume(with: core.load())
-    case .userInitiated: core.loadInTurn { continuation.resume(with: $0) }
-    }
+    persistent.load(context: context, continuation: continuation)
   }
 
   public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
-    core.subscribe(subscriber)
+    persistent.subscribe(context: context, subscriber: subscriber)
   }
 
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-    switch context {
-    case .didSet: core.scheduleWrite(value, continuation)
-    case .userInitiated:
-      // The write takes its place now, so a mutation made after `save()` began stays pending
-      // and is written after this value, never dropped in its favour.
-      let write = core.claimWriteNow(value)
-      DispatchQueue.global().async { continuation.resume(with: write()) }
-    }
+    persistent.save(value, context: context, continuation: continuation)
   }
 }

@@ -6,7 +6,7 @@ extension SecretStorage {
   /// key reach the other keys of the same storage, as they would through the Secret Service.
   public static func inMemory() -> SecretStorage {
     let store = InMemorySecretStore()
-    return SecretStorage(
+    var storage = SecretStorage(
       read: { store.read($0.attributes, $0.collection) },
       write: { store.write($1, $0.attributes, $0.collection) },
       delete: { store.write(nil, $0.attributes, $0.collection) },
@@ -15,6 +15,8 @@ extension SecretStorage {
       },
       watch: { store.watch($0.collection, $1) }
     )
+    storage.isInMemory = true
+    return storage
   }
 }
 

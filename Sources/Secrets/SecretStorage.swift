@@ -3,12 +3,13 @@ import Synchronization
 
 /// The store behind every ``SecretKey``: the Secret Service, or memory in tests.
 ///
-/// A key captures the storage that is current when it is created, so a test can put every
-/// key it creates on an empty in-memory store without touching any keyring:
+/// A key captures the ``SharedEnvironment/secretStorage`` of the environment current when it
+/// is created, so a test puts every key it creates on an empty in-memory store, with every
+/// other key's storage, in one set-up:
 ///
 /// ```swift
 /// @Test func rememberLogin() async throws {
-///   try await SecretStorage.$current.withValue(.inMemory()) {
+///   try await SharedEnvironment.test().withValue {
 ///     @Shared(.secret(service: "com.example.tool", account: "api")) var token: Token? = nil
 ///     …
 ///   }
@@ -31,6 +32,8 @@ public struct SecretStorage: Sendable {
   public var watch: @Sendable (SecretItemAddress, _ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription
   /// Tells stores apart: keys share a value only when they use the same store.
   let identity = StoreIdentity()
+  /// Whether this is ``inMemory()``: change notices and last writes then happen at once.
+  var isInMemory = false
 
   public init(
     read: @escaping @Sendable (SecretItemAddress) throws -> [UInt8]?,
@@ -45,9 +48,21 @@ public struct SecretStorage: Sendable {
     self.backup = backup
     self.watch = watch
   }
+}
 
-  /// The storage new keys use: the Secret Service on the session bus unless a test says otherwise.
-  @TaskLocal public static var current = SecretStorage.secretService(SecretClient())
+/// The Secret Service on the session bus, live; an empty store in memory, in tests.
+enum SecretStorageKey: SharedEnvironmentKey {
+  static var liveValue: SecretStorage { .secretService(SecretClient()) }
+  static func testValue() -> SecretStorage { .inMemory() }
+}
+
+extension SharedEnvironment {
+  /// Where `.secret` keys keep their values: the Secret Service on the session bus, live; an
+  /// empty in-memory store in ``SharedEnvironment/test(fileSystem:defaults:clock:reportIssue:)``.
+  public var secretStorage: SecretStorage {
+    get { self[SecretStorageKey.self] }
+    set { self[SecretStorageKey.self] = newValue }
+  }
 }
 
 /// An object whose only job is to be a distinct identity for one ``SecretStorage``.

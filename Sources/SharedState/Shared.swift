@@ -21,13 +21,27 @@
 @propertyWrapper
 @dynamicMemberLookup
 public struct Shared<Value: Sendable>: Sendable {
-  let box: any MutableBox<Value>
+  var box: any MutableBox<Value>
 
   init(box: any MutableBox<Value>) { self.box = box }
 
   /// Shares `value` by reference, without a key: copies of this handle see the same value.
   public init(value: Value) {
     box = SharedReference(value: value)
+  }
+
+  /// The non-optional view of an optional shared value; nil when it holds nothing now.
+  ///
+  /// The view reads and writes through to `base`; if `base` later becomes nil, the view keeps
+  /// the last value it had.
+  ///
+  /// ```swift
+  /// @Shared(.currentUser) var user: User?
+  /// if let user = Shared($user) { ProfileView(user: user) }
+  /// ```
+  public init?(_ base: Shared<Value?>) {
+    guard let unwrapped = UnwrappedBox(root: base.box) else { return nil }
+    box = unwrapped
   }
 
   /// Shares the value stored by `key`, using `wrappedValue` while nothing is stored.
@@ -37,6 +51,12 @@ public struct Shared<Value: Sendable>: Sendable {
   ///   - key: Where the value lives.
   public init(wrappedValue: @autoclosure () -> Value, _ key: some SharedKey<Value>) {
     box = ReferenceRegistry.shared.reference(for: key, initialValue: wrappedValue)
+  }
+
+  /// Shares the optional value stored by `key`: nil while nothing is stored.
+  @_disfavoredOverload
+  public init<Wrapped>(_ key: some SharedKey<Value>) where Value == Wrapped? {
+    self.init(wrappedValue: nil, key)
   }
 
   /// Shares the value stored by a named key that carries its own default.
@@ -58,7 +78,11 @@ public struct Shared<Value: Sendable>: Sendable {
   }
 
   /// The current value.
-  public var wrappedValue: Value { box.value }
+  public var wrappedValue: Value {
+    get { box.value }
+    @available(*, deprecated, message: "Use '$shared.withLock' to modify a shared value with exclusive access.")
+    nonmutating set { box.withLock { $0 = newValue } }
+  }
 
   /// The handle itself, for `$x.withLock { … }`, `$x.save()` and `$x.member`.
   public var projectedValue: Shared<Value> {
@@ -73,20 +97,63 @@ public struct Shared<Value: Sendable>: Sendable {
     Shared<Member>(box: ProjectedBox(root: box, keyPath: keyPath))
   }
 
+  /// A read-only handle on a member that cannot be written (`$topics.count`).
+  public subscript<Member: Sendable>(
+    dynamicMember keyPath: any KeyPath<Value, Member> & Sendable
+  ) -> SharedReader<Member> {
+    SharedReader<Member>(box: ProjectedReaderBox(root: box, keyPath: keyPath))
+  }
+
+  /// A read-only handle on a value computed from this one, following its changes.
+  ///
+  /// ```swift
+  /// let count = $topics.read { $0.count }
+  /// ```
+  public func read<Member: Sendable>(_ body: @escaping @Sendable (Value) -> Member) -> SharedReader<Member> {
+    SharedReader<Member>(box: ComputedReaderBox(root: box, transform: body))
+  }
+
+  /// A read-only handle on a member.
+  @available(*, deprecated, message: "Use dynamic member lookup instead: '$value.member'.")
+  public func read<Member: Sendable>(_ keyPath: any KeyPath<Value, Member> & Sendable) -> SharedReader<Member> {
+    SharedReader<Member>(box: ProjectedReaderBox(root: box, keyPath: keyPath))
+  }
+
   /// Runs a read-modify-write of the value atomically, then saves it (`.didSet`) outside the
   /// lock. If another thread is handing a value to the key at that moment, this call returns
   /// at once and that thread saves this value after its own.
   ///
-  /// - Parameter body: Mutates the value in place. Do not touch this same handle inside it.
+  /// - Parameters:
+  ///   - body: Mutates the value in place. Do not touch this same handle inside it.
+  ///   - fileID: Accepted for swift-sharing's signature; unused.
+  ///   - filePath: Accepted for swift-sharing's signature; unused.
+  ///   - line: Accepted for swift-sharing's signature; unused.
+  ///   - column: Accepted for swift-sharing's signature; unused.
   /// - Returns: What `body` returns.
-  public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+  public func withLock<R, E: Error>(
+    _ body: (inout Value) throws(E) -> R, fileID: StaticString = #fileID, filePath: StaticString = #filePath,
+    line: UInt = #line, column: UInt = #column
+  ) throws(E) -> R {
     try box.withLock(body)
   }
 
-  /// Reloads the value from its key (`.userInitiated`).
+  /// Reloads the value from its key (`.userInitiated`). When nothing is stored, the value is
+  /// kept.
   ///
   /// - Throws: The key's load error, also kept in ``loadError``.
   public func load() async throws { try await box.load() }
+
+  /// Points this handle (and copies made from it afterwards) at `key`, starting from the
+  /// current value, then loads from it.
+  ///
+  /// It mutates the handle: call it on the projected value, `try await $x.load(.fileStorage(url))`.
+  ///
+  /// - Throws: The key's load error, also kept in ``loadError``.
+  public mutating func load(_ key: some SharedKey<Value>) async throws {
+    let current = wrappedValue
+    box = ReferenceRegistry.shared.reference(for: key) { current }
+    try await box.load()
+  }
 
   /// Saves the value now (`.userInitiated`); it is stored when this returns.
   ///
@@ -110,4 +177,18 @@ public struct Shared<Value: Sendable>: Sendable {
 
 extension Shared: CustomStringConvertible {
   public var description: String { "Shared(\(wrappedValue))" }
+}
+
+extension Shared: CustomReflectable {
+  public var customMirror: Mirror { Mirror(reflecting: wrappedValue) }
+}
+
+extension Shared: Equatable where Value: Equatable {
+  /// Two handles are equal when their values are.
+  public static func == (lhs: Self, rhs: Self) -> Bool { lhs.wrappedValue == rhs.wrappedValue }
+}
+
+extension Shared: Identifiable where Value: Identifiable {
+  /// The value's id.
+  public var id: Value.ID { wrappedValue.id }
 }

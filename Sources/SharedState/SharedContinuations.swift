@@ -18,6 +18,19 @@
 public struct LoadContinuation<Value: Sendable>: Sendable {
   let box: ContinuationBox<Value?>
 
+  /// A continuation that hands the load's result to `callback` (to wrap another key, or to
+  /// call a key's `load` directly in a test).
+  ///
+  /// - Parameters:
+  ///   - description: What is being loaded, for the messages about misuse.
+  ///   - callback: Receives the result once.
+  public init(
+    _ description: @autoclosure @escaping @Sendable () -> String = "",
+    callback: @escaping @Sendable (Result<Value?, any Error>) -> Void
+  ) {
+    self.init(description(), reportIssue: SharedEnvironment.current.reportIssue, callback: callback)
+  }
+
   init(
     _ description: String,
     reportIssue: @escaping @Sendable (String) -> Void = SharedEnvironment.current.reportIssue,
@@ -48,6 +61,18 @@ public struct LoadContinuation<Value: Sendable>: Sendable {
 /// is reported, never a crash or a hang.
 public struct SaveContinuation: Sendable {
   let box: ContinuationBox<Void>
+
+  /// A continuation that hands the save's outcome to `callback`.
+  ///
+  /// - Parameters:
+  ///   - description: What is being saved, for the messages about misuse.
+  ///   - callback: Receives the outcome once.
+  public init(
+    _ description: @autoclosure @escaping @Sendable () -> String = "",
+    callback: @escaping @Sendable (Result<Void, any Error>) -> Void
+  ) {
+    self.init(description(), reportIssue: SharedEnvironment.current.reportIssue, callback: callback)
+  }
 
   init(
     _ description: String,

@@ -38,6 +38,9 @@ public struct SharedKeyDefault<Base: SharedReaderKey>: SharedReaderKey {
   /// The wrapped key's identity.
   public var id: Base.ID { base.id }
 
+  /// The default value.
+  public var initialValue: Base.Value { defaultValue() }
+
   public func load(context: LoadContext<Base.Value>, continuation: LoadContinuation<Base.Value>) {
     base.load(context: context, continuation: continuation)
   }
@@ -53,6 +56,10 @@ extension SharedKeyDefault: SharedKey where Base: SharedKey {
   public func save(_ value: Base.Value, context: SaveContext, continuation: SaveContinuation) {
     base.save(value, context: context, continuation: continuation)
   }
+}
+
+extension SharedKeyDefault: CustomStringConvertible {
+  public var description: String { "\(Base.self).Default[\(base), default: \(initialValue)]" }
 }
 
 extension SharedKeyDefault: WrappingKey {

@@ -14,7 +14,7 @@
 @propertyWrapper
 @dynamicMemberLookup
 public struct SharedReader<Value: Sendable>: Sendable {
-  let box: any ReaderBox<Value>
+  var box: any ReaderBox<Value>
 
   init(box: any ReaderBox<Value>) { self.box = box }
 
@@ -23,9 +23,31 @@ public struct SharedReader<Value: Sendable>: Sendable {
     box = shared.box
   }
 
+  /// The non-optional view of an optional shared value; nil when it holds nothing now.
+  public init?(_ base: Shared<Value?>) {
+    guard let unwrapped = UnwrappedReaderBox(root: base.box) else { return nil }
+    box = unwrapped
+  }
+
+  /// The non-optional view of an optional reader; nil when it holds nothing now.
+  public init?(_ base: SharedReader<Value?>) {
+    guard let unwrapped = UnwrappedReaderBox(root: base.box) else { return nil }
+    box = unwrapped
+  }
+
   /// A constant value shared by reference.
   public init(value: Value) {
     box = SharedReference(value: value)
+  }
+
+  /// A constant value shared by reference.
+  @available(*, deprecated, renamed: "init(value:)")
+  public static func constant(_ value: Value) -> Self { Self(value: value) }
+
+  /// Reads the optional value stored by `key`: nil while nothing is stored.
+  @_disfavoredOverload
+  public init<Wrapped>(_ key: some SharedReaderKey<Value>) where Value == Wrapped? {
+    self.init(wrappedValue: nil, key)
   }
 
   /// Reads the value stored by `key`, using `wrappedValue` while nothing is stored.
@@ -67,8 +89,27 @@ public struct SharedReader<Value: Sendable>: Sendable {
     SharedReader<Member>(box: ProjectedReaderBox(root: box, keyPath: keyPath))
   }
 
-  /// Reloads the value from its key.
+  /// A read-only handle on a value computed from this one, following its changes.
+  public func read<Member: Sendable>(_ body: @escaping @Sendable (Value) -> Member) -> SharedReader<Member> {
+    SharedReader<Member>(box: ComputedReaderBox(root: box, transform: body))
+  }
+
+  /// A read-only handle on a member.
+  @available(*, deprecated, message: "Use dynamic member lookup instead: '$value.member'.")
+  public func read<Member: Sendable>(_ keyPath: any KeyPath<Value, Member> & Sendable) -> SharedReader<Member> {
+    SharedReader<Member>(box: ProjectedReaderBox(root: box, keyPath: keyPath))
+  }
+
+  /// Reloads the value from its key. When nothing is stored, the value is kept.
   public func load() async throws { try await box.load() }
+
+  /// Points this handle at `key`, starting from the current value, then loads from it.
+  /// It mutates the handle: call it on the projected value.
+  public mutating func load(_ key: some SharedReaderKey<Value>) async throws {
+    let current = wrappedValue
+    box = ReferenceRegistry.shared.reference(for: key) { current }
+    try await box.load()
+  }
 
   /// The last load error, until a later load succeeds.
   public var loadError: (any Error)? { box.loadError }
@@ -82,4 +123,18 @@ public struct SharedReader<Value: Sendable>: Sendable {
 
 extension SharedReader: CustomStringConvertible {
   public var description: String { "SharedReader(\(wrappedValue))" }
+}
+
+extension SharedReader: CustomReflectable {
+  public var customMirror: Mirror { Mirror(reflecting: wrappedValue) }
+}
+
+extension SharedReader: Equatable where Value: Equatable {
+  /// Two handles are equal when their values are.
+  public static func == (lhs: Self, rhs: Self) -> Bool { lhs.wrappedValue == rhs.wrappedValue }
+}
+
+extension SharedReader: Identifiable where Value: Identifiable {
+  /// The value's id.
+  public var id: Value.ID { wrappedValue.id }
 }

@@ -32,7 +32,7 @@ public protocol SharedReaderKey<Value>: Sendable {
   associatedtype Value: Sendable
 
   /// The identity of the stored value. Defaults to the key itself.
-  associatedtype ID: Hashable & Sendable = Self
+  associatedtype ID: Hashable = Self
 
   /// What identifies the stored value: two keys of the same type with equal ids share one
   /// reference.
@@ -90,3 +90,6 @@ public enum LoadContext<Value: Sendable>: Sendable {
     }
   }
 }
+
+extension LoadContext: Equatable where Value: Equatable {}
+extension LoadContext: Hashable where Value: Hashable {}

@@ -21,10 +21,10 @@ public struct SharedSubscriber<Value: Sendable>: Sendable {
   ///   - onLoading: Receives loading state changes.
   public init(
     callback: @escaping @Sendable (Result<Value?, any Error>) -> Void,
-    onLoading: @escaping @Sendable (Bool) -> Void = { _ in }
+    onLoading: (@Sendable (Bool) -> Void)? = nil
   ) {
     self.callback = callback
-    self.onLoading = onLoading
+    self.onLoading = onLoading ?? { _ in }
   }
 
   /// Pushes a new value.

@@ -118,3 +118,37 @@ package struct Signal: Hashable, Sendable, CustomStringConvertible {
     _ = sigprocmask(SIG_SETMASK, &none, nil)
   }
 }
+
+/// Relays signals to a pipe, so that a normal thread handles them: the handler itself only
+/// writes the signal's number, which is async-signal-safe.
+package enum SignalPipe {
+  /// The write end of the pipe, read by `handler`; -1 until set.
+  nonisolated(unsafe) private static var descriptor: CInt = -1
+  // SAFETY: written once by `open()` before any handler is installed (sigaction orders it
+  // before the handler can run), then only read, from the handler.
+
+  /// Opens the pipe and returns its read end; later calls return the same one.
+  package static func open() throws(Errno) -> FileDescriptor {
+    if let opened { return opened }
+    let pipe = try FileDescriptor.pipe(nonBlockingWrite: true)
+    descriptor = pipe.write.rawValue
+    opened = pipe.read
+    return pipe.read
+  }
+
+  nonisolated(unsafe) private static var opened: FileDescriptor?
+  // SAFETY: only touched by `open()`, which callers serialise (PendingWrites holds its lock).
+
+  /// The handler to install: saves errno, writes the signal number, restores errno.
+  package static let handler: @convention(c) (CInt) -> Void = { signal in
+    let saved = errno
+    if descriptor >= 0 {
+      var byte = UInt8(truncatingIfNeeded: signal)
+      _ = write(descriptor, &byte, 1)
+    }
+    errno = saved
+  }
+}
+
+/// Registers a function to run at normal process exit. Wraps atexit(3).
+package func runAtExit(_ function: @convention(c) () -> Void) { _ = atexit(function) }

@@ -9,7 +9,7 @@ guard arguments.count == 4 else {
   exit(2)
 }
 let value = Shared<String?>(
-  wrappedValue: nil, .secret(service: arguments[1], account: arguments[2], batchWindow: .seconds(600)))
+  wrappedValue: nil, .secret(service: arguments[1], account: arguments[2], writeWindow: .seconds(600)))
 value.withLock { $0 = arguments[3] }
 // stdout is a file here, so print would buffer; write(2) reaches the parent at once.
 _ = "pending\n".withCString { write(1, $0, strlen($0)) }

@@ -23,7 +23,9 @@ struct SecretKeyLiveTests {
       // The provider's notices are delivered by the test, so the echo of the key's own write is
       // read back before anything else changes the item, every time.
       let notices = ManualChangeNotices()
-      try await SecretStorage.$current.withValue(notices.storage(over: .secretService(instance.client()))) {
+      var environment = SharedEnvironment.current
+      environment.secretStorage = notices.storage(over: .secretService(instance.client()))
+      try await environment.withValue {
         @Shared(.secret(service: "echo", account: "a")) var value: Int = 0
         let seen = Mutex<[Int]>([])
         let consumer = Task { [values = $value.values] in
@@ -74,26 +76,22 @@ final class ManualChangeNotices: Sendable {
 @Suite("SecretKey: in-memory storage for users' tests")
 struct SecretKeyInMemoryTests {
   @Test func keysOnInMemoryStorageNeverTouchABus() async throws {
-    try await SecretStorage.$current.withValue(.inMemory()) {
-      try await SharedEnvironment.test().withValue {
-        @Shared(.secret(service: "memory", account: "a")) var token: Token? = nil
-        #expect(token == nil)
-        $token.withLock { $0 = Token(value: "m", expires: 1) }
-        try await $token.save()
-        #expect($token.saveError == nil)
-      }
+    try await SharedEnvironment.test().withValue {
+      @Shared(.secret(service: "memory", account: "a")) var token: Token? = nil
+      #expect(token == nil)
+      $token.withLock { $0 = Token(value: "m", expires: 1) }
+      try await $token.save()
+      #expect($token.saveError == nil)
     }
   }
 
   @Test func eachStorageStartsEmpty() async throws {
     for _ in 0..<2 {
-      try await SecretStorage.$current.withValue(.inMemory()) {
-        try await SharedEnvironment.test().withValue {
-          @Shared(.secret(service: "memory", account: "fresh")) var value: Int = 0
-          #expect(value == 0)
-          $value.withLock { $0 = 5 }
-          try await $value.save()
-        }
+      try await SharedEnvironment.test().withValue {
+        @Shared(.secret(service: "memory", account: "fresh")) var value: Int = 0
+        #expect(value == 0)
+        $value.withLock { $0 = 5 }
+        try await $value.save()
       }
     }
   }

@@ -65,7 +65,7 @@ struct SecretKeyLoadTests {
   func twoDeclarationsOfTheSameSecretShareOneValue(provider: Provider) async throws {
     try await withSecretKeys(provider) { _, _ in
       @Shared(.secret(service: "shared", account: "a")) var first: Token? = nil
-      @Shared(.secret(service: "shared", account: "a", batchWindow: .seconds(5))) var second: Token? = nil
+      @Shared(.secret(service: "shared", account: "a", writeWindow: .seconds(5))) var second: Token? = nil
       $first.withLock { $0 = Token(value: "one", expires: 1) }
       #expect(second == Token(value: "one", expires: 1))
     }

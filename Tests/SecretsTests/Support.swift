@@ -14,11 +14,9 @@ func withSecretKeys<T: Sendable>(
 ) async throws -> T {
   try await withProvider(provider) { instance in
     let clock = TestWriteClock()
-    return try await SharedEnvironment.test(clock: clock).withValue {
-      try await SecretStorage.$current.withValue(.secretService(instance.client())) {
-        try await body(instance, clock)
-      }
-    }
+    var environment = SharedEnvironment.test(clock: clock)
+    environment.secretStorage = .secretService(instance.client())
+    return try await environment.withValue { try await body(instance, clock) }
   }
 }
 

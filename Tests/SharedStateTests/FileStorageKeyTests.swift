@@ -130,15 +130,19 @@ struct FileStorageKeyTests {
     }
   }
 
-  @Test func externalEditDropsAPendingOlderWrite() throws {
+  @Test func aChangeWaitingForItsWriteWinsOverAnOutsideEdit() throws {
     environment.withValue {
       @Shared(.fileStorage(url)) var count = 0
       $count.withLock { $0 = 1 }
       files.setContents(Data("5".utf8), atPath: path)
+      #expect(count == 1, "the outside edit replaced a change still waiting for its write")
       clock.advance(by: .seconds(1))
-      #expect(count == 5)
-      #expect(files.contents(atPath: path) == Data("5".utf8))
+      #expect(count == 1)
+      #expect(files.contents(atPath: path) == Data("1".utf8))
       #expect($count.saveError == nil)
+      // Once nothing waits, an outside edit is shown again.
+      files.setContents(Data("6".utf8), atPath: path)
+      #expect(count == 6)
     }
   }
 
@@ -197,17 +201,23 @@ struct FileStorageKeyTests {
     }
   }
 
-  @Test func otherWriterIsStillSeenAfterAWriteFailsBeforeReplacingTheFile() async {
+  @Test func aFailedWriteIsTriedOnceMoreThenReportedAndOutsideChangesShowAgain() async {
     files.setContents(Data("1".utf8), atPath: path)
     let faulty = FaultyFileSystem(files: files)
     await faulty.environment(clock: clock, log: log).withValue {
       @Shared(.fileStorage(url)) var count = 0
       #expect(count == 1)
-      // Another process writes; its event arrives after our failed write.
-      files.setContents(Data("5".utf8), atPath: path)
+      faulty.failNextWrite(.beforeReplacing)
       faulty.failNextWrite(.beforeReplacing)
       $count.withLock { $0 = 2 }
-      await #expect(throws: TestFailure(message: "disk full")) { try await $count.save() }
+      clock.advance(by: .seconds(1))
+      #expect($count.saveError == nil, "reported before the second try")
+      clock.advance(by: .seconds(1))
+      #expect($count.saveError != nil)
+      #expect(count == 2, "the value was rolled back")
+      #expect(files.contents(atPath: path) == Data("1".utf8))
+      // Nothing waits any more: another process's change is shown.
+      files.setContents(Data("5".utf8), atPath: path)
       faulty.deliverHeldEvents()
       #expect(count == 5)
     }

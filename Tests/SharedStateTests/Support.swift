@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import SharedState
+@testable import SharedState
 import Synchronization
 import Testing
 
@@ -182,7 +182,9 @@ final class FaultyFileSystem: Sendable {
   /// environments never share), so make one per test.
   func environment(clock: TestWriteClock, log: IssueLog) -> SharedEnvironment {
     let storage = files.fileStorage
+    // The identity of the in-memory file system underneath: notices are handled at once.
     let fileStorage = FileStorage(
+      identity: files,
       read: storage.read,
       write: { [self] data, url in
         switch faults.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
@@ -190,11 +192,12 @@ final class FaultyFileSystem: Sendable {
           throw TestFailure(message: "disk full")
         case .afterReplacing:
           try storage.write(data, url)
-          throw FileStorageError.replacedButNotSynced(path: url.path, errno: EIO)
+          throw FileStorageError.replacedButNotSynced(path: url.path, reason: "I/O error")
         case nil:
           try storage.write(data, url)
         }
       },
+      delete: storage.delete,
       watch: { [self] url, onChange in
         try storage.watch(url) { self.heldEvents.withLock { $0.append(onChange) } }
       })

@@ -61,7 +61,7 @@ struct WriteBatcherTests {
     let written = WriteLog<Int>()
     let batcher = WriteBatcher<Int>(clock: clock.clock, flushesAtExit: false) { value in
       written.append(value)
-      if value == 2 { throw FileStorageError.replacedButNotSynced(path: "/tmp/x", errno: EIO) }
+      if value == 2 { throw FileStorageError.replacedButNotSynced(path: "/tmp/x", reason: "I/O error") }
     }
     let older = batcher.claimWriteNow(1)
     batcher.schedule(2)

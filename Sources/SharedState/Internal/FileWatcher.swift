@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import SystemCalls
 
 /// Watches files through inotify on their folders, so atomic replacements (a new inode renamed
 /// over the name) are seen as well as in-place writes and deletions.
@@ -17,7 +18,7 @@ final class FileWatcher: Sendable {
     let onChange: @Sendable () -> Void
   }
 
-  private let descriptor: Int32
+  private let inotify: Inotify
   private let queue = DispatchQueue(label: "SharedState.FileWatcher")
   /// Kept for the life of the process: a released dispatch source stops delivering events.
   private let source: SourceHandle
@@ -26,10 +27,11 @@ final class FileWatcher: Sendable {
   private let nextID = Atomic<UInt64>(0)
 
   private init() throws(FileStorageError) {
-    let descriptor = try Syscalls.inotifyInstance()
-    self.descriptor = descriptor
-    source = SourceHandle(source: DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue))
-    source.source.setEventHandler { [weak self] in self?.dispatch(Syscalls.readInotifyEvents(descriptor)) }
+    let inotify: Inotify
+    do throws(Errno) { inotify = try Inotify() } catch { throw FileStorageError(FileCallError(call: "inotify_init1", path: "(inotify)", errno: error)) }
+    self.inotify = inotify
+    source = SourceHandle(source: DispatchSource.makeReadSource(fileDescriptor: inotify.descriptor.rawValue, queue: queue))
+    source.source.setEventHandler { [weak self] in self?.dispatch(inotify.events()) }
     source.source.resume()
   }
 
@@ -45,10 +47,13 @@ final class FileWatcher: Sendable {
   }
 
   private func add(path: String, onChange: @escaping @Sendable () -> Void) throws(FileStorageError) -> SharedSubscription {
-    let (directory, name) = Syscalls.split(path)
+    let (directory, name) = Files.split(path)
     let id = nextID.add(1, ordering: .relaxed).newValue
     let watch = try observers.withLock { (observers: inout [Int32: [UInt64: Observer]]) throws(FileStorageError) in
-      let watch = try Syscalls.addWatch(descriptor, directory: directory)
+      let watch: Int32
+      do throws(Errno) { watch = try inotify.watch(directory: directory) } catch {
+        throw FileStorageError(FileCallError(call: "inotify_add_watch", path: directory, errno: error))
+      }
       observers[watch, default: [:]][id] = Observer(name: name, onChange: onChange)
       return watch
     }
@@ -61,7 +66,7 @@ final class FileWatcher: Sendable {
       observers[watch]?[id] = nil
       guard observers[watch]?.isEmpty == true else { return }
       observers[watch] = nil
-      Syscalls.removeWatch(descriptor, watch)
+      inotify.remove(watch)
     }
   }
 

@@ -13,22 +13,17 @@ protocol WrappingKey {
 }
 
 /// What makes two keys share a reference: the key's type and its `id`.
-struct ReferenceKey: Hashable, Sendable {
+struct ReferenceKey: Hashable, @unchecked Sendable {
+  // SAFETY: a key's `id` need only be Hashable (as in swift-sharing). It is taken once from
+  // the key and never mutated here; it is only hashed and compared, by the registry, under the
+  // registry's lock. An id that is a class mutated elsewhere would be a programming error of
+  // the key (an identity must not change), as it would be for any dictionary key.
   let keyType: ObjectIdentifier
-  let id: any Hashable & Sendable
+  let id: AnyHashable
 
   init(_ key: some SharedReaderKey) {
     keyType = ObjectIdentifier(type(of: key))
-    id = key.id
-  }
-
-  static func == (lhs: Self, rhs: Self) -> Bool {
-    lhs.keyType == rhs.keyType && AnyHashable(lhs.id) == AnyHashable(rhs.id)
-  }
-
-  func hash(into hasher: inout Hasher) {
-    hasher.combine(keyType)
-    hasher.combine(AnyHashable(id))
+    id = AnyHashable(key.id)
   }
 }
 

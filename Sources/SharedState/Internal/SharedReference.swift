@@ -278,7 +278,8 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
       loader(
         .userInitiated,
         LoadContinuation(description, reportIssue: reportIssue) { [weak self] result in
-          self?.endLoad(with: result)
+          // Nothing stored, on an explicit load, keeps the value (as swift-sharing does).
+          self?.endLoad(with: result, keepingValueIfAbsent: true)
           waiter.resume(with: result.map { _ in () })
         })
     }
@@ -308,11 +309,15 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
     registrar.didSet(self, keyPath: isLoadingPath)
   }
 
-  private func endLoad(with result: Result<Value?, any Error>) {
+  private func endLoad(with result: Result<Value?, any Error>, keepingValueIfAbsent: Bool = false) {
     registrar.willSet(self, keyPath: isLoadingPath)
     state.withLock { $0.loadsInFlight -= 1 }
     registrar.didSet(self, keyPath: isLoadingPath)
-    apply(result)
+    if keepingValueIfAbsent, case .success(nil) = result {
+      apply(.success(state.withLock { $0.value }))
+    } else {
+      apply(result)
+    }
   }
 
   private func setSubscriberLoading(_ loading: Bool) {
@@ -356,57 +361,3 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
   }
 }
 
-/// A handle on one member of another handle's value (`$user.name`).
-final class ProjectedBox<Root: Sendable, Value: Sendable>: MutableBox {
-  let root: any MutableBox<Root>
-  let keyPath: any WritableKeyPath<Root, Value> & Sendable
-
-  init(root: any MutableBox<Root>, keyPath: any WritableKeyPath<Root, Value> & Sendable) {
-    self.root = root
-    self.keyPath = keyPath
-  }
-
-  var value: Value { root.value[keyPath: keyPath] }
-  var loadError: (any Error)? { root.loadError }
-  var saveError: (any Error)? { root.saveError }
-  var isLoading: Bool { root.isLoading }
-  func load() async throws { try await root.load() }
-  func save() async throws { try await root.save() }
-  func values() -> AsyncStream<Value> { mapValues(root.values(), keyPath) }
-
-  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-    let keyPath = keyPath
-    return try root.withLock { (rootValue: inout Root) throws(E) -> R in
-      try body(&rootValue[keyPath: keyPath])
-    }
-  }
-}
-
-/// A read-only handle on one member of another handle's value.
-final class ProjectedReaderBox<Root: Sendable, Value: Sendable>: ReaderBox {
-  let root: any ReaderBox<Root>
-  let keyPath: any KeyPath<Root, Value> & Sendable
-
-  init(root: any ReaderBox<Root>, keyPath: any KeyPath<Root, Value> & Sendable) {
-    self.root = root
-    self.keyPath = keyPath
-  }
-
-  var value: Value { root.value[keyPath: keyPath] }
-  var loadError: (any Error)? { root.loadError }
-  var isLoading: Bool { root.isLoading }
-  func load() async throws { try await root.load() }
-  func values() -> AsyncStream<Value> { mapValues(root.values(), keyPath) }
-}
-
-private func mapValues<Root: Sendable, Value: Sendable>(
-  _ stream: AsyncStream<Root>, _ keyPath: any KeyPath<Root, Value> & Sendable
-) -> AsyncStream<Value> {
-  AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
-    let task = Task {
-      for await value in stream { continuation.yield(value[keyPath: keyPath]) }
-      continuation.finish()
-    }
-    continuation.onTermination = { _ in task.cancel() }
-  }
-}

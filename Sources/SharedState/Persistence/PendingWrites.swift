@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
 import Synchronization
+import SystemCalls
 
 /// The one place where every batching key registers the writes it still owes, so they are
 /// flushed before the process ends.
@@ -43,7 +43,7 @@ public enum PendingWrites {
   }
 
   /// The signals handled by ``installExitHandlers()``.
-  public static let handledSignals: [Int32] = [SIGTERM, SIGINT]
+  static let handledSignals: [Signal] = [.terminate, .interrupt]
 
   /// Registers a closure that writes whatever its owner still has pending.
   ///
@@ -92,7 +92,7 @@ public enum PendingWrites {
       defer { state.exitHookRegistered = true }
       return !state.exitHookRegistered
     }
-    if needsHook { Syscalls.registerAtExit { PendingWrites.flushAtExit() } }
+    if needsHook { runAtExit { PendingWrites.flushAtExit() } }
     SignalRelay.install(handledSignals)
   }
 
@@ -129,57 +129,51 @@ public enum PendingWrites {
 /// disposition.
 enum SignalRelay {
   private struct State {
-    var pipe: (read: Int32, write: Int32)?
-    var previous: [Int32: sigaction] = [:]
+    var started = false
+    var previous: [Signal: Signal.Disposition] = [:]
   }
 
   private static let state = Mutex(State())
 
-  static func install(_ signals: [Int32]) {
+  static func install(_ signals: [Signal]) {
     state.withLock { state in
-      if state.pipe == nil {
-        guard let pipe = Syscalls.makePipe() else {
+      if !state.started {
+        let pipe: FileDescriptor
+        do { pipe = try SignalPipe.open() } catch {
           SharedEnvironment.printIssue(
-            "PendingWrites could not create its signal pipe; pending writes are flushed at exit only.")
+            "PendingWrites could not create its signal pipe (\(error)); pending writes are flushed at exit only.")
           return
         }
-        state.pipe = pipe
-        Syscalls.signalRelayDescriptor.store(pipe.write, ordering: .releasing)
-        let thread = Thread { relayLoop(readDescriptor: pipe.read) }
-        thread.name = "SharedState.PendingWrites"
-        thread.start()
+        state.started = true
+        NativeThread.detach(name: "SharedState.PendingWrites") { relayLoop(pipe) }
       }
       for signal in signals where state.previous[signal] == nil {
-        let current = Syscalls.currentAction(signal)
-        if Syscalls.isIgnored(current) { continue }
-        if let previous = Syscalls.install(Syscalls.relayHandler, for: signal) {
-          state.previous[signal] = previous
-        }
+        if signal.disposition.ignores { continue }
+        if let previous = try? signal.handle(with: SignalPipe.handler) { state.previous[signal] = previous }
       }
     }
   }
 
   static func uninstall() {
     state.withLock { state in
-      for (signal, previous) in state.previous { Syscalls.restore(previous, for: signal) }
+      for (signal, previous) in state.previous { signal.restore(previous) }
       state.previous = [:]
     }
   }
 
-  private static func relayLoop(readDescriptor: Int32) {
-    Syscalls.unblock(PendingWrites.handledSignals)
-    while let byte = Syscalls.readByte(readDescriptor) {
-      let signal = Int32(byte)
+  private static func relayLoop(_ pipe: FileDescriptor) {
+    Signal.unblock(PendingWrites.handledSignals)
+    var byte: UInt8 = 0
+    while (try? withUnsafeMutableBytes(of: &byte) { raw in Result { () throws(Errno) in try pipe.read(into: raw) } }.get()) == 1 {
+      let signal = Signal(rawValue: CInt(byte))
       PendingWrites.flushAll()
       // Hand the signal to what the host had: its handler runs, or the default action ends
       // the process here. If the process survives, catch the next one again.
       guard let previous = state.withLock({ $0.previous[signal] }) else { continue }
-      Syscalls.restore(previous, for: signal)
-      Syscalls.raiseSignal(signal)
+      signal.restore(previous)
+      signal.raise()
       state.withLock { state in
-        if state.previous[signal] != nil {
-          _ = Syscalls.install(Syscalls.relayHandler, for: signal)
-        }
+        if state.previous[signal] != nil { _ = try? signal.handle(with: SignalPipe.handler) }
       }
     }
   }

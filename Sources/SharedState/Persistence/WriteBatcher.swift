@@ -4,7 +4,7 @@ import Synchronization
 ///
 /// The first ``schedule(_:completion:)`` opens a window of ``window`` on the
 /// ``WriteClock``; later calls only replace the pending value; when the window closes the
-/// latest value is written once. ``writeNow(_:)`` (for `.userInitiated` saves) cancels the
+/// latest value is written once. A window of zero writes each value at once. ``writeNow(_:)`` (for `.userInitiated` saves) cancels the
 /// pending write and writes before returning. Pending values are flushed by ``flush()``, when
 /// the batcher is released, and at process exit and on SIGTERM/SIGINT through
 /// ``PendingWrites``.
@@ -27,13 +27,6 @@ import Synchronization
 ///   }
 /// }
 /// ```
-/// An error of a write that stored the value all the same (the file was replaced, only its
-/// folder could not be synced). The batcher counts such a value as written, so that an older
-/// value still on its way never replaces it.
-protocol StoredDespiteError: Error {
-  var valueIsStored: Bool { get }
-}
-
 public final class WriteBatcher<Value: Sendable>: Sendable {
   /// Receives the outcome of the write that carried (or superseded) a scheduled value.
   public typealias Completion = @Sendable (Result<Void, any Error>) -> Void
@@ -99,6 +92,13 @@ public final class WriteBatcher<Value: Sendable>: Sendable {
   ///   - completion: Called once: with the result of the write that stores this value, or
   ///     with success as soon as a later value supersedes it (the later one carries it).
   public func schedule(_ value: Value, completion: Completion? = nil) {
+    // No window: written now, in its place in write order.
+    guard window > .zero else {
+      let write = claimWriteNow(value)
+      let result = Result { try write() }
+      completion?(result)
+      return
+    }
     let (superseded, windowID, needsWindow) = state.withLock {
       state -> (Completion?, UInt64, Bool) in
       state.nextSequence += 1
@@ -217,4 +217,11 @@ public final class WriteBatcher<Value: Sendable>: Sendable {
       }
     }
   }
+}
+
+/// An error of a write that stored the value all the same (the file was replaced, only its
+/// folder could not be synced). The batcher counts such a value as written, so that an older
+/// value still on its way never replaces it.
+protocol StoredDespiteError: Error {
+  var valueIsStored: Bool { get }
 }

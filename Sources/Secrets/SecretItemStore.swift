@@ -1,0 +1,69 @@
+import Foundation
+public import SharedState
+
+/// One Secret Service item as a ``PersistentStore``: read and written with exactly the
+/// attributes `service` and `account`, undecodable bytes kept in a backup item beside it,
+/// watched through its collection's signals.
+struct SecretItemStore: PersistentStore {
+  let address: SecretItemAddress
+  let storage: SecretStorage
+
+  var description: String { "the secret for \(address)" }
+
+  func read() throws -> [UInt8]? { try storage.read(address) }
+  func write(_ bytes: [UInt8]) throws { try storage.write(address, bytes) }
+  func delete() throws { try storage.delete(address) }
+  func keepCopy(of bytes: [UInt8], stamp: String) throws { try storage.backup(address, bytes, stamp) }
+
+  /// A provider that cannot be reached now is watched once it answers again.
+  func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? {
+    do {
+      return try storage.watch(address, onChange)
+    } catch SecretError.serviceUnavailable {
+      return nil
+    }
+  }
+
+  /// A read before every write would cost a round trip to the provider: the core keeps the
+  /// undecodable bytes it read instead.
+  var readsBeforeWriting: Bool { false }
+
+  var isInMemory: Bool { storage.isInMemory }
+}
+
+/// A value's JSON, and the errors that say which item did not decode without quoting it.
+enum SecretJSON {
+  static func encode<Value: Encodable>(_ value: Value) throws -> [UInt8]? {
+    isNone(value) ? nil : Array(try JSONEncoder().encode(value))
+  }
+
+  static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], address: SecretItemAddress) throws -> Value {
+    do {
+      return try JSONDecoder().decode(Value.self, from: Data(bytes))
+    } catch {
+      throw SecretKeyError.undecodable(address, reason: reason(error))
+    }
+  }
+
+  /// Why the bytes did not decode, naming only the declared type's fields: JSONDecoder's own
+  /// text quotes the bytes it choked on, and those are the secret.
+  private static func reason(_ error: any Error) -> String {
+    guard let error = error as? DecodingError else { return "not JSON of the expected type" }
+    func at(_ context: DecodingError.Context) -> String {
+      context.codingPath.isEmpty ? "" : " at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+    }
+    switch error {
+    case .typeMismatch(let type, let context): return "expected \(type)\(at(context))"
+    case .valueNotFound(let type, let context): return "missing \(type)\(at(context))"
+    case .keyNotFound(let key, let context): return "missing key \(key.stringValue)\(at(context))"
+    case .dataCorrupted(let context): return "not valid JSON\(at(context))"
+    @unknown default: return "not JSON of the expected type"
+    }
+  }
+
+  /// Whether `value` is an optional holding nothing: writing it deletes the item.
+  private static func isNone<Value>(_ value: Value) -> Bool {
+    let mirror = Mirror(reflecting: value)
+    return mirror.displayStyle == .optional && mirror.children.isEmpty
+  }
+}

@@ -1,0 +1,373 @@
+import Dispatch
+import Synchronization
+import SystemCalls
+
+/// The machinery every persistent key shares, over a ``PersistentStore``: batched writes, no
+/// echo of the key's own writes, undecodable contents kept before they are overwritten, pending
+/// writes flushed at exit, and a watch that starts again once the store can be reached.
+///
+/// A key holds one and forwards its three requirements to it; ``SharedReaderKey/fileStorage(_:decoder:encoder:)``,
+/// `.appStorage` and `Secrets`' `.secret` are such keys:
+///
+/// ```swift
+/// struct RowKey<Value: Codable & Sendable>: SharedKey {
+///   let persistent: PersistentValue<RowStore, Value>
+///   init(table: Table, key: String) {
+///     persistent = PersistentValue(
+///       store: RowStore(table: table, key: key),
+///       decode: { try JSONDecoder().decode(Value.self, from: $0) },
+///       encode: { try JSONEncoder().encode($0) })
+///   }
+///   var id: String { persistent.store.key }
+///   func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
+///     persistent.load(context: context, continuation: continuation)
+///   }
+///   func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
+///     persistent.subscribe(context: context, subscriber: subscriber)
+///   }
+///   func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
+///     persistent.save(value, context: context, continuation: continuation)
+///   }
+/// }
+/// ```
+///
+/// The rules, the same for every key:
+/// - **Loading.** Nothing stored → the declared default, no error. A store that fails, or
+///   contents that do not decode, → the error in `loadError`, the value kept. The first load
+///   runs where the first handle is declared; `load()` runs off the cooperative pool, in turn
+///   with the reads that changes cause. A successful `load()` replaces a change still waiting
+///   for its write: the user asked for what is stored.
+/// - **Saving.** ``SaveContext/didSet`` saves are batched: the first opens a write window, the
+///   latest value is written once when it closes (see ``WriteBatcher``); a failed write is tried
+///   once more in the next window, then reported in `saveError`; the value is never rolled
+///   back. ``SaveContext/userInitiated`` takes its place in write order at once and is written
+///   before `save()` returns. Encoding to nil (an optional holding nothing) deletes.
+/// - **Undecodable contents** are never overwritten silently: before the first write over them
+///   they go to ``PersistentStore/keepCopy(of:stamp:)``.
+/// - **Changes made elsewhere** are read when the store says so; the key's own writes are
+///   recognised and never come back as changes. **While a local value waits for its write, it
+///   wins**: a change made elsewhere meanwhile is not shown, and the local value overwrites it
+///   when its window closes (as swift-sharing does). One read answers every change notice that
+///   arrives before it starts.
+/// - **Pending writes** are flushed when the last handle goes, at normal exit and on
+///   SIGTERM/SIGINT (``PendingWrites``).
+public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sendable {
+  /// The store this value lives in.
+  public let store: Store
+  private let decode: @Sendable (Store.Stored) throws -> Value
+  private let encode: @Sendable (Value) throws -> Store.Stored?
+  private let known = KnownContents<Store.Stored>()
+  private let batcher: WriteBatcher<Value>
+  private let watch: StoreWatch
+  private let reportIssue: @Sendable (String) -> Void
+  /// Reads after change notices and explicit loads run one at a time, in order, so an older
+  /// read never lands last.
+  private let reads = DispatchQueue(label: "SharedState.PersistentValue.reads")
+  /// A read for change notices waits in `reads` and has not started.
+  private let refreshQueued = Mutex(false)
+
+  /// - Parameters:
+  ///   - store: Where the value lives.
+  ///   - window: How long a batch of mutations waits before one write (1 s by default).
+  ///   - decode: Turns stored contents into a value; the error it throws is what `loadError`
+  ///     shows, so make it name the store and say what to do.
+  ///   - encode: Turns a value into stored contents; nil deletes.
+  ///   - environment: The clock, the issue reporter and whether pending writes register with
+  ///     ``PendingWrites``; the current one by default.
+  public init(
+    store: Store, window: Duration = .seconds(1),
+    decode: @escaping @Sendable (Store.Stored) throws -> Value,
+    encode: @escaping @Sendable (Value) throws -> Store.Stored?,
+    environment: SharedEnvironment = .current
+  ) {
+    self.store = store
+    self.decode = decode
+    self.encode = encode
+    reportIssue = environment.reportIssue
+    let known = known
+    batcher = WriteBatcher(
+      window: window, clock: environment.writeClock, flushesAtExit: environment.flushesPendingWritesAtExit
+    ) { value in
+      try Self.write(value, to: store, known: known, decode: decode, encode: encode)
+    }
+    watch = StoreWatch(store: store, reportIssue: environment.reportIssue)
+  }
+
+  // MARK: The key's requirements
+
+  /// ``SharedReaderKey/load(context:continuation:)``.
+  public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
+    switch context {
+    case .initialValue: continuation.resume(with: read())
+    case .userInitiated: reads.async { [self] in continuation.resume(with: read()) }
+    }
+  }
+
+  /// ``SharedReaderKey/subscribe(context:subscriber:)``: watches the store; cancelling flushes a
+  /// pending write.
+  public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
+    watch.begin { [weak self] in self?.changeNoticed(subscriber) }
+    return SharedSubscription { [watch, batcher, store, reportIssue] in
+      watch.end()
+      let flush: @Sendable () -> Void = {
+        do { try batcher.flush() } catch {
+          reportIssue("The last value for \(store) could not be written when its last handle went away: \(error)")
+        }
+      }
+      // A write may block (a provider frozen, a slow disk): not on the thread that let go.
+      if store.isInMemory { flush() } else { DispatchQueue.global().async(execute: flush) }
+    }
+  }
+
+  /// Reads the store after a change notice, in turn with other reads; one read answers every
+  /// notice that arrives before it starts. In memory, before returning.
+  private func changeNoticed(_ subscriber: SharedSubscriber<Value>) {
+    guard !store.isInMemory else { return reads.sync { refresh(subscriber) } }
+    guard !refreshQueued.withLock({ queued in defer { queued = true }; return queued }) else { return }
+    reads.async { [self] in
+      refreshQueued.withLock { $0 = false }
+      refresh(subscriber)
+    }
+  }
+
+  /// Waits until every read queued so far has been made (for tests that need a notice handled).
+  func settle() { reads.sync {} }
+
+  /// ``SharedKey/save(_:context:continuation:)``.
+  public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
+    switch context {
+    case .didSet:
+      scheduleWrite(value, continuation)
+    case .userInitiated:
+      // The write takes its place now, so a mutation made after `save()` began stays pending
+      // and is written after this value, never dropped in its favour.
+      let write = batcher.claimWriteNow(value)
+      DispatchQueue.global().async { [self] in
+        let result = Result { try write() }
+        reachedStore(result)
+        continuation.resume(with: result)
+      }
+    }
+  }
+
+  /// Writes a value waiting in its window now.
+  public func flush() throws { try batcher.flush() }
+
+  /// Whether a value waits for its window to close.
+  public var hasPendingWrite: Bool { batcher.hasPendingWrite }
+
+  // MARK: Reading
+
+  /// Reads the store. Contents read successfully are the newest: a change still waiting in the
+  /// window is dropped (its save counts as done).
+  private func read() -> Result<Value?, any Error> {
+    let result = Result { try store.read() }.flatMap(interpret)
+    reachedStore(result)
+    if case .success = result { batcher.cancelPendingWrite(completingWith: .success(())) }
+    return result
+  }
+
+  private func refresh(_ subscriber: SharedSubscriber<Value>) {
+    // While a local value waits for its write, or is being written, it is the newer one: it
+    // will overwrite the store. A read during which a write began may predate that write.
+    let writes = known.writesBegun
+    guard !batcher.hasPendingWrite, !known.isWriting else { return }
+    let read = Result { try store.read() }
+    guard known.writesBegun == writes, !batcher.hasPendingWrite else { return }
+    reachedStore(read)
+    switch read {
+    case .failure(let error): subscriber.yield(throwing: error)
+    case .success(let stored):
+      guard known.isNews(stored) else { return }
+      subscriber.yield(with: interpret(stored))
+    }
+  }
+
+  private func interpret(_ stored: Store.Stored?) -> Result<Value?, any Error> {
+    known.replace(with: stored)
+    guard let stored else { return .success(nil) }
+    do {
+      return .success(try decode(stored))
+    } catch {
+      known.keepForCopy(stored)
+      return .failure(error)
+    }
+  }
+
+  // MARK: Writing
+
+  /// Batches the write; a failed write is tried once more in the next window before the
+  /// failure reaches `saveError`.
+  private func scheduleWrite(_ value: Value, _ continuation: SaveContinuation) {
+    batcher.schedule(value) { [self] result in
+      reachedStore(result)
+      guard case .failure = result, !batcher.hasPendingWrite else { return continuation.resume(with: result) }
+      batcher.schedule(value) { [self] result in
+        reachedStore(result)
+        continuation.resume(with: result)
+      }
+    }
+  }
+
+  private static func write(
+    _ value: Value, to store: Store, known: KnownContents<Store.Stored>,
+    decode: @Sendable (Store.Stored) throws -> Value, encode: @Sendable (Value) throws -> Store.Stored?
+  ) throws {
+    let stored = try encode(value)
+    try keepUndecodable(in: store, known: known, decode: decode)
+    // Known before it is written, so the change notice of this very write is not news.
+    let previous = known.beginWrite(stored)
+    do {
+      if let stored { try store.write(stored) } else { try store.delete() }
+      known.endWrite()
+    } catch {
+      if (error as? any StoredDespiteError)?.valueIsStored == true {
+        known.endWrite()
+      } else {
+        known.failWrite(restoring: previous)
+      }
+      throw error
+    }
+  }
+
+  /// Keeps a copy of undecodable contents before they are overwritten: those in the store now
+  /// when the store is read before writing, else those the last read found.
+  private static func keepUndecodable(
+    in store: Store, known: KnownContents<Store.Stored>, decode: @Sendable (Store.Stored) throws -> Value
+  ) throws {
+    let undecodable: Store.Stored?
+    if store.readsBeforeWriting {
+      undecodable = try store.read().flatMap { (try? decode($0)) == nil ? $0 : nil }
+    } else {
+      undecodable = known.awaitingCopy
+    }
+    guard let undecodable else { return }
+    try store.keepCopy(of: undecodable, stamp: Self.stamp())
+    known.copyKept()
+  }
+
+  /// After a call that reached the store, a watch that could not start is tried again.
+  private func reachedStore<T>(_ result: Result<T, any Error>) {
+    if case .success = result { watch.retryIfNeeded() }
+  }
+
+  /// A UTC time that tells kept copies apart: `20261130T081500.123Z`.
+  static func stamp() -> String {
+    let now = WallClock.preciseSeconds
+    let whole = Int64(now.rounded(.down))
+    let milliseconds = Int((now - Double(whole)) * 1000)
+    let time = UTCTime(secondsSince1970: whole)?.compact ?? String(whole)
+    return time + "." + String(repeating: "0", count: 3 - String(milliseconds).count) + String(milliseconds) + "Z"
+  }
+}
+
+/// What a persistent value knows of its store: the contents it last wrote or read (so its own
+/// writes do not come back as changes), whether a write is under way, and undecodable contents
+/// that must be kept before they are overwritten.
+final class KnownContents<Stored: Equatable & Sendable>: Sendable {
+  private struct State {
+    var contents: Stored??
+    var writes = 0
+    var writesBegun: UInt64 = 0
+    var awaitingCopy: Stored?
+  }
+
+  private let state = Mutex(State())
+
+  /// Whether `stored` differs from what was last written or read.
+  func isNews(_ stored: Stored?) -> Bool {
+    state.withLock { $0.contents != .some(stored) }
+  }
+
+  /// Records what the store holds. Undecodable contents read earlier are gone once other
+  /// contents are there: there is nothing left to keep.
+  func replace(with stored: Stored?) {
+    state.withLock { state in
+      if state.contents != .some(stored) { state.awaitingCopy = nil }
+      state.contents = .some(stored)
+    }
+  }
+
+  /// While a write is under way a read may see the store before or after it: neither is news.
+  var isWriting: Bool { state.withLock { $0.writes > 0 } }
+
+  /// How many writes have begun so far.
+  var writesBegun: UInt64 { state.withLock { $0.writesBegun } }
+
+  /// Marks a write of `stored` (nil: a delete) as begun; returns what was known before.
+  func beginWrite(_ stored: Stored?) -> Stored?? {
+    state.withLock { state in
+      state.writes += 1
+      state.writesBegun += 1
+      defer { state.contents = .some(stored) }
+      return state.contents
+    }
+  }
+
+  func endWrite() { state.withLock { $0.writes -= 1 } }
+
+  /// Marks the write as failed, the store untouched: what was known before is known again.
+  func failWrite(restoring previous: Stored??) {
+    state.withLock { state in
+      state.writes -= 1
+      state.contents = previous
+    }
+  }
+
+  func keepForCopy(_ stored: Stored) { state.withLock { $0.awaitingCopy = stored } }
+
+  var awaitingCopy: Stored? { state.withLock { $0.awaitingCopy } }
+
+  func copyKept() { state.withLock { $0.awaitingCopy = nil } }
+}
+
+/// A value's watch on its store. When it cannot start yet (a folder not made, a service down),
+/// it is tried again each time the value next reaches the store.
+final class StoreWatch: Sendable {
+  private struct State {
+    var onChange: (@Sendable () -> Void)?
+    var subscription: SharedSubscription?
+    /// Watching failed for good; it was reported once.
+    var failed = false
+  }
+
+  private let state = Mutex(State())
+  private let start: @Sendable (_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription?
+  private let describe: @Sendable () -> String
+  private let reportIssue: @Sendable (String) -> Void
+
+  init<Store: PersistentStore>(store: Store, reportIssue: @escaping @Sendable (String) -> Void) {
+    start = { try store.watch($0) }
+    describe = { String(describing: store) }
+    self.reportIssue = reportIssue
+  }
+
+  /// Starts watching, or waits for the next chance.
+  func begin(onChange: @escaping @Sendable () -> Void) {
+    state.withLock { $0.onChange = onChange }
+    retryIfNeeded()
+  }
+
+  /// Starts the watch if one is wanted and not running.
+  func retryIfNeeded() {
+    let failure = state.withLock { state -> (any Error)? in
+      guard let onChange = state.onChange, state.subscription == nil, !state.failed else { return nil }
+      do {
+        state.subscription = try start(onChange)
+        return nil
+      } catch {
+        state.failed = true
+        return error
+      }
+    }
+    if let failure { reportIssue("Changes to \(describe()) made elsewhere will not be seen: \(failure)") }
+  }
+
+  func end() {
+    let subscription = state.withLock { state in
+      state.onChange = nil
+      return state.subscription.take()
+    }
+    subscription?.cancel()
+  }
+}

@@ -1,0 +1,275 @@
+public import Foundation
+
+// `.appStorage`: small values in `UserDefaults`, as swift-sharing keeps them on Apple systems.
+// One overload per kind of value, as there: Bool, Int, Double, String, [String], URL, Data,
+// Date, RawRepresentable with Int or String raw values, Codable values (as JSON data), and the
+// optional of each. A write is made at once; nil removes the entry.
+
+extension SharedReaderKey {
+  /// A `Bool` in `UserDefaults`.
+  ///
+  /// ```swift
+  /// @Shared(.appStorage("hasSeenWelcome")) var hasSeenWelcome = false
+  /// ```
+  ///
+  /// Writes go to the defaults at once; values written by other processes arrive live (for the
+  /// standard defaults and named suites: see ``DefaultsStore``). An entry of another type is a
+  /// load error; it is kept, and copied to `KEY.undecodable-TIME` before anything overwrites it.
+  ///
+  /// - Parameters:
+  ///   - key: The entry's name.
+  ///   - store: The defaults; the current ``SharedEnvironment``'s ``SharedEnvironment/defaults``
+  ///     (`UserDefaults.standard` live, empty memory in tests) when nil.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<Bool> {
+    AppStorageKey(key, store, .bool)
+  }
+
+  /// An `Int` in `UserDefaults`.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<Int> {
+    AppStorageKey(key, store, .int)
+  }
+
+  /// A `Double` in `UserDefaults`.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<Double> {
+    AppStorageKey(key, store, .double)
+  }
+
+  /// A `String` in `UserDefaults`.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<String> {
+    AppStorageKey(key, store, .string)
+  }
+
+  /// A `[String]` in `UserDefaults`.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<[String]> {
+    AppStorageKey(key, store, .strings)
+  }
+
+  /// A `URL` in `UserDefaults`, kept as its absolute string.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<URL> {
+    AppStorageKey(key, store, .url)
+  }
+
+  /// `Data` in `UserDefaults`.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<Data> {
+    AppStorageKey(key, store, .data)
+  }
+
+  /// A `Date` in `UserDefaults`.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<Date> {
+    AppStorageKey(key, store, .date)
+  }
+
+  /// A `Codable` value in `UserDefaults`, kept as JSON data.
+  @_disfavoredOverload
+  public static func appStorage<Value: Codable & Sendable>(
+    _ key: String, store: UserDefaults? = nil
+  ) -> Self where Self == AppStorageKey<Value> {
+    AppStorageKey(key, store, .json())
+  }
+
+  /// A value whose raw value is an `Int`, in `UserDefaults`.
+  public static func appStorage<Value: RawRepresentable<Int> & Sendable>(
+    _ key: String, store: UserDefaults? = nil
+  ) -> Self where Self == AppStorageKey<Value> {
+    AppStorageKey(key, store, .raw(.int))
+  }
+
+  /// A value whose raw value is a `String`, in `UserDefaults`.
+  public static func appStorage<Value: RawRepresentable<String> & Sendable>(
+    _ key: String, store: UserDefaults? = nil
+  ) -> Self where Self == AppStorageKey<Value> {
+    AppStorageKey(key, store, .raw(.string))
+  }
+
+  /// An optional `Bool` in `UserDefaults`; nil removes the entry.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<Bool?> {
+    AppStorageKey(key, store, .optional(.bool))
+  }
+
+  /// An optional `Int` in `UserDefaults`; nil removes the entry.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<Int?> {
+    AppStorageKey(key, store, .optional(.int))
+  }
+
+  /// An optional `Double` in `UserDefaults`; nil removes the entry.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<Double?> {
+    AppStorageKey(key, store, .optional(.double))
+  }
+
+  /// An optional `String` in `UserDefaults`; nil removes the entry.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<String?> {
+    AppStorageKey(key, store, .optional(.string))
+  }
+
+  /// An optional `[String]` in `UserDefaults`; nil removes the entry.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<[String]?> {
+    AppStorageKey(key, store, .optional(.strings))
+  }
+
+  /// An optional `URL` in `UserDefaults`; nil removes the entry.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<URL?> {
+    AppStorageKey(key, store, .optional(.url))
+  }
+
+  /// Optional `Data` in `UserDefaults`; nil removes the entry.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<Data?> {
+    AppStorageKey(key, store, .optional(.data))
+  }
+
+  /// An optional `Date` in `UserDefaults`; nil removes the entry.
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<Date?> {
+    AppStorageKey(key, store, .optional(.date))
+  }
+
+  /// An optional `Codable` value in `UserDefaults`, kept as JSON data; nil removes the entry.
+  @_disfavoredOverload
+  public static func appStorage<Value: Codable & Sendable>(
+    _ key: String, store: UserDefaults? = nil
+  ) -> Self where Self == AppStorageKey<Value?> {
+    AppStorageKey(key, store, .optional(.json()))
+  }
+
+  /// An optional value whose raw value is an `Int`; nil removes the entry.
+  public static func appStorage<Value: RawRepresentable<Int> & Sendable>(
+    _ key: String, store: UserDefaults? = nil
+  ) -> Self where Self == AppStorageKey<Value?> {
+    AppStorageKey(key, store, .optional(.raw(.int)))
+  }
+
+  /// An optional value whose raw value is a `String`; nil removes the entry.
+  public static func appStorage<Value: RawRepresentable<String> & Sendable>(
+    _ key: String, store: UserDefaults? = nil
+  ) -> Self where Self == AppStorageKey<Value?> {
+    AppStorageKey(key, store, .optional(.raw(.string)))
+  }
+}
+
+/// The key behind every ``SharedReaderKey/appStorage(_:store:)-(String,_)``: a
+/// ``PersistentValue`` over one defaults entry, written at once (no window).
+///
+/// Its identity is the entry's name and the defaults it lives in.
+public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible {
+  let persistent: PersistentValue<DefaultsEntry, Value>
+
+  init(_ key: String, _ defaults: UserDefaults?, _ coding: DefaultsCoding<Value>) {
+    let environment = SharedEnvironment.current
+    let entry = DefaultsEntry(key: key, defaults: defaults.map(DefaultsStore.userDefaults) ?? environment.defaults)
+    persistent = PersistentValue(
+      store: entry, window: .zero,
+      decode: { stored in
+        guard let value = coding.decode(stored) else {
+          throw AppStorageError.wrongType(key: key, expected: "\(Value.self)", found: stored.description)
+        }
+        return value
+      },
+      encode: coding.encode, environment: environment)
+  }
+
+  /// The entry's name and its defaults.
+  public struct ID: Hashable, Sendable {
+    let key: String
+    let defaults: ObjectIdentifier
+  }
+
+  public var id: ID { ID(key: persistent.store.key, defaults: ObjectIdentifier(persistent.store.defaults.identity)) }
+
+  public var description: String { ".appStorage(\(String(reflecting: persistent.store.key)))" }
+
+  public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
+    persistent.load(context: context, continuation: continuation)
+  }
+
+  public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
+    persistent.subscribe(context: context, subscriber: subscriber)
+  }
+
+  public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
+    persistent.save(value, context: context, continuation: continuation)
+  }
+}
+
+/// Errors of ``AppStorageKey``.
+public enum AppStorageError: Error, CustomStringConvertible, Sendable {
+  /// The entry holds a value of another type. It is left as it is; before anything overwrites
+  /// it, it is copied to `KEY.undecodable-TIME`.
+  case wrongType(key: String, expected: String, found: String)
+
+  public var description: String {
+    switch self {
+    case let .wrongType(key, expected, found):
+      "The defaults entry \(String(reflecting: key)) holds \(found), not \(expected). It is left as it is; "
+        + "before anything is written over it, it will be copied to \(String(reflecting: key + ".undecodable-<time>")). "
+        + "Remove the entry or change the value to replace it."
+    }
+  }
+}
+
+/// One defaults entry as a ``PersistentStore``.
+struct DefaultsEntry: PersistentStore {
+  let key: String
+  let defaults: DefaultsStore
+
+  var description: String { "defaults entry \(String(reflecting: key))" }
+
+  func read() throws -> DefaultsValue? { defaults.read(key) }
+  func write(_ stored: DefaultsValue) throws { defaults.write(key, stored) }
+  func delete() throws { defaults.remove(key) }
+  func keepCopy(of stored: DefaultsValue, stamp: String) throws { defaults.write("\(key).undecodable-\(stamp)", stored) }
+  func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? { try defaults.watch(key, onChange) }
+  var isInMemory: Bool { defaults.identity is InMemoryDefaults }
+}
+
+/// How one kind of value reads from and writes to a defaults entry.
+struct DefaultsCoding<Value: Sendable>: Sendable {
+  /// The value, or nil when the entry holds another type.
+  let decode: @Sendable (DefaultsValue) -> Value?
+  /// The entry's value; nil removes it.
+  let encode: @Sendable (Value) -> DefaultsValue?
+
+  static var bool: DefaultsCoding<Bool> {
+    .init(decode: { if case .bool(let value) = $0 { value } else { nil } }, encode: { .bool($0) })
+  }
+  static var int: DefaultsCoding<Int> {
+    .init(decode: { if case .integer(let value) = $0 { value } else { nil } }, encode: { .integer($0) })
+  }
+  static var double: DefaultsCoding<Double> {
+    .init(
+      decode: {
+        switch $0 {
+        case .double(let value): value
+        case .integer(let value): Double(value)
+        default: nil
+        }
+      },
+      encode: { .double($0) })
+  }
+  static var string: DefaultsCoding<String> {
+    .init(decode: { if case .string(let value) = $0 { value } else { nil } }, encode: { .string($0) })
+  }
+  static var strings: DefaultsCoding<[String]> {
+    .init(decode: { if case .strings(let value) = $0 { value } else { nil } }, encode: { .strings($0) })
+  }
+  static var url: DefaultsCoding<URL> {
+    .init(decode: { if case .string(let value) = $0 { URL(string: value) } else { nil } }, encode: { .string($0.absoluteString) })
+  }
+  static var data: DefaultsCoding<Data> {
+    .init(decode: { if case .data(let value) = $0 { value } else { nil } }, encode: { .data($0) })
+  }
+  static var date: DefaultsCoding<Date> {
+    .init(decode: { if case .date(let value) = $0 { value } else { nil } }, encode: { .date($0) })
+  }
+
+  static func json() -> DefaultsCoding<Value> where Value: Codable {
+    .init(
+      decode: { if case .data(let bytes) = $0 { try? JSONDecoder().decode(Value.self, from: bytes) } else { nil } },
+      encode: { (try? JSONEncoder().encode($0)).map(DefaultsValue.data) })
+  }
+
+  static func raw(_ coding: DefaultsCoding<Value.RawValue>) -> DefaultsCoding<Value> where Value: RawRepresentable, Value.RawValue: Sendable {
+    .init(decode: { coding.decode($0).flatMap(Value.init(rawValue:)) }, encode: { coding.encode($0.rawValue) })
+  }
+
+  static func optional<Wrapped>(_ coding: DefaultsCoding<Wrapped>) -> DefaultsCoding<Wrapped?> {
+    .init(decode: { coding.decode($0).map(Optional.some) }, encode: { $0.flatMap(coding.encode) })
+  }
+}

@@ -1,0 +1,112 @@
+// Whole files: read, replaced atomically, removed; folders made; existence.
+import Glibc
+
+/// A failed atomic replacement: before the rename the file is untouched; after it, only the
+/// folder's sync failed and the file holds the new bytes.
+package enum AtomicWriteError: Error, Equatable {
+  case failed(call: String, path: String, Errno)
+  case replacedButNotSynced(path: String, Errno)
+}
+
+package enum Files {
+  /// A whole file's bytes; nil when it does not exist. Wraps open(2), read(2).
+  package static func read(_ path: String) throws(FileCallError) -> [UInt8]? {
+    let file: FileDescriptor
+    do {
+      file = try FileDescriptor.open(path, O_RDONLY)
+    } catch .noSuchFile {
+      return nil
+    } catch {
+      throw FileCallError(call: "open", path: path, errno: error)
+    }
+    defer { file.close() }
+    do { return try file.readAll() } catch { throw FileCallError(call: "read", path: path, errno: error) }
+  }
+
+  /// Replaces a file atomically: writes a temporary file in the same folder, syncs it, keeps
+  /// the permissions of the file it replaces, renames it over the target and syncs the folder.
+  /// Makes missing folders. Wraps open, fchmod, write, fsync, rename.
+  package static func replace(_ path: String, with bytes: [UInt8]) throws(AtomicWriteError) {
+    let (directory, name) = split(path)
+    do { try makeDirectories(directory) } catch { throw .failed(call: error.call, path: error.path, error.errno) }
+    var info = stat()
+    let existingMode: mode_t? = stat(path, &info) == 0 ? info.st_mode & 0o7777 : nil
+    let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let file: FileDescriptor
+    do {
+      file = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, permissions: UInt32(existingMode ?? 0o644))
+    } catch {
+      throw .failed(call: "open", path: temporary, error)
+    }
+    var removeTemporary = true
+    defer { if removeTemporary { _ = unlink(temporary) } }
+    do {
+      defer { file.close() }
+      if let existingMode, fchmod(file.rawValue, existingMode) != 0 { throw AtomicWriteError.failed(call: "fchmod", path: temporary, .current) }
+      do { try bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try file.writeAll(raw) } }.get() } catch {
+        throw AtomicWriteError.failed(call: "write", path: temporary, error)
+      }
+      do { try file.sync() } catch { throw AtomicWriteError.failed(call: "fsync", path: temporary, error) }
+    } catch let error as AtomicWriteError {
+      throw error
+    } catch {
+      throw .failed(call: "write", path: temporary, .ioError)
+    }
+    if rename(temporary, path) != 0 { throw .failed(call: "rename", path: path, .current) }
+    removeTemporary = false
+    if let error = syncDirectory(directory) { throw .replacedButNotSynced(path: path, error) }
+  }
+
+  /// Removes a file; one that does not exist is not an error. Wraps unlink(2).
+  package static func remove(_ path: String) throws(FileCallError) {
+    if unlink(path) != 0, Errno.current != .noSuchFile { throw FileCallError(call: "unlink", path: path, errno: .current) }
+  }
+
+  /// Wraps stat(2).
+  package static func exists(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0
+  }
+
+  /// Splits `/a/b/c.json` into `/a/b` and `c.json`.
+  package static func split(_ path: String) -> (directory: String, name: String) {
+    guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+    let directory = String(path[..<slash])
+    return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+  }
+
+  /// Makes a folder and its missing parents. Wraps mkdir(2).
+  package static func makeDirectories(_ directory: String) throws(FileCallError) {
+    if directory.isEmpty || exists(directory) { return }
+    let (parent, _) = split(directory)
+    if parent != directory { try makeDirectories(parent) }
+    if mkdir(directory, 0o755) != 0, Errno.current != .exists {
+      throw FileCallError(call: "mkdir", path: directory, errno: .current)
+    }
+  }
+
+  /// Syncs a folder; the error, if the sync failed where it can work. Wraps fsync(2).
+  private static func syncDirectory(_ directory: String) -> Errno? {
+    let folder: FileDescriptor
+    do { folder = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY) } catch { return error }
+    defer { folder.close() }
+    do { try folder.sync() } catch {
+      // Some file systems cannot sync a folder; the rename itself is already atomic there.
+      if error != .invalidArgument, error != .readOnlyFileSystem { return error }
+    }
+    return nil
+  }
+}
+
+/// A file operation that failed: which call, on which path, and why.
+package struct FileCallError: Error, Equatable {
+  package let call: String
+  package let path: String
+  package let errno: Errno
+
+  package init(call: String, path: String, errno: Errno) {
+    self.call = call
+    self.path = path
+    self.errno = errno
+  }
+}
