@@ -29,10 +29,13 @@ run: bootstrap static-cxx
 build: bootstrap
 	$(SWIFT) build --build-tests
 
-# Every test, inside a throwaway D-Bus session: nothing reaches the user's own bus or keyring
-# (each test also starts private buses and providers of its own).
+# Every test, inside a throwaway D-Bus session and with a configuration folder of its own:
+# nothing reaches the user's own bus, keyring or ~/.config (each test also starts private buses
+# and providers of its own).
+TEST_CONFIG := $(CURDIR)/.build/test-config
 test: build
-	dbus-run-session -- $(SWIFT) test --skip-build
+	@rm -rf $(TEST_CONFIG) && mkdir -p $(TEST_CONFIG)
+	XDG_CONFIG_HOME=$(TEST_CONFIG) dbus-run-session -- $(SWIFT) test --skip-build
 
 bench: bootstrap static-cxx
 	$(SWIFT) build $(RELEASE)

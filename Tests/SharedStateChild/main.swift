@@ -1,5 +1,7 @@
 // A helper process for SharedStateTests: it uses a `.fileStorage` key on the real file system
-// and reports on standard output, so the tests can signal it, let it exit, or race it.
+// (or, for `await` and `set`, an `.appStorage` key in a real UserDefaults suite when PATH is
+// `defaults:SUITE:KEY`) and reports on standard output, so the tests can signal it, let it exit,
+// or race it.
 //
 //   SharedStateChild window PATH VALUE        mutate (60 s window), print "ready", wait for a signal
 //   SharedStateChild host-handler PATH VALUE  same, with a host SIGTERM handler that exits 42
@@ -7,6 +9,8 @@
 //   SharedStateChild exit PATH VALUE          mutate (60 s window), then exit(0)
 //   SharedStateChild await PATH VALUE         print "ready CURRENT", wait until VALUE, print "seen VALUE"
 //   SharedStateChild set PATH VALUE           print "loaded CURRENT", save VALUE now, exit
+//   SharedStateChild defaults-set SUITE:KEY VALUE   set the entry with UserDefaults itself (a
+//                                                   number, or else a string), exit
 import Foundation
 import Glibc
 import SharedState
@@ -16,11 +20,20 @@ func say(_ line: String) {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let target = Int(arguments[3]) else {
-  say("usage: SharedStateChild window|host-handler|opt-out|exit|await|set PATH VALUE")
+guard arguments.count == 4, let target = Int(arguments[3]) ?? (arguments[1] == "defaults-set" ? 0 : nil) else {
+  say("usage: SharedStateChild window|host-handler|opt-out|exit|await|set|defaults-set PATH VALUE")
   exit(2)
 }
 let url = URL(filePath: arguments[2])
+
+/// The shared value of PATH: a file, or `defaults:SUITE:KEY`.
+func shared() -> Shared<Int> {
+  let parts = arguments[2].split(separator: ":").map(String.init)
+  guard parts.count == 3, parts[0] == "defaults" else { return Shared(wrappedValue: 0, .fileStorage(url)) }
+  var environment = SharedEnvironment.live
+  environment.defaults = .suite(parts[1])
+  return environment.withValue { Shared(wrappedValue: 0, .appStorage(parts[2])) }
+}
 
 switch arguments[1] {
 case "window", "host-handler", "opt-out":
@@ -41,8 +54,15 @@ case "exit":
   shared.withLock { $0 = target }
   exit(0)
 
+case "defaults-set":
+  let parts = arguments[2].split(separator: ":").map(String.init)
+  let defaults = UserDefaults(suiteName: parts[0])
+  // A word is written as a string: a value of the wrong type for an Int key.
+  if let number = Int(arguments[3]) { defaults?.set(number, forKey: parts[1]) } else { defaults?.set(arguments[3], forKey: parts[1]) }
+  exit(defaults?.synchronize() == true ? 0 : 5)
+
 case "await":
-  let shared = Shared(wrappedValue: 0, .fileStorage(url))
+  let shared = shared()
   say("ready \(shared.wrappedValue)")
   let deadline = Date().addingTimeInterval(20)
   let done = DispatchSemaphore(value: 0)
@@ -58,7 +78,7 @@ case "await":
   exit(3)
 
 case "set":
-  let shared = Shared(wrappedValue: 0, .fileStorage(url))
+  let shared = shared()
   say("loaded \(shared.wrappedValue)")
   shared.withLock { $0 = target }
   let done = DispatchSemaphore(value: 0)

@@ -11,7 +11,7 @@ final class HelperProcess {
   private let output: Int32
   private var buffer = Data()
 
-  init(_ arguments: [String]) throws {
+  init(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
     let executable = try builtExecutable("SharedStateChild")
     let pipe = try ChildProcess.makePipe()
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
@@ -20,7 +20,7 @@ final class HelperProcess {
       close(pipe.write)
     }
     child = try ChildProcess(
-      executable, arguments, environment: ProcessInfo.processInfo.environment, stdin: null, stdout: pipe.write,
+      executable, arguments, environment: environment, stdin: null, stdout: pipe.write,
       stderr: STDERR_FILENO)
     output = pipe.read
   }

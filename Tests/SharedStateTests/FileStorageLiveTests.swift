@@ -25,16 +25,20 @@ struct FileStorageLiveTests {
     }
   }
 
-  @Test func createsMissingFoldersOnTheFirstWriteOnly() async throws {
+  @Test func aReaderInAMissingFolderSeesTheFileAnotherWriterCreates() async throws {
     let folder = try TemporaryFolder()
     defer { folder.remove() }
     let url = folder.url.appending(path: "a/b/state.json")
     try await fileSystemEnvironment().withValue {
-      @Shared(.fileStorage(url)) var value = 0
-      #expect(!FileManager.default.fileExists(atPath: folder.url.appending(path: "a").path))
-      $value.withLock { $0 = 4 }
-      try await $value.save()
-      #expect(try Data(contentsOf: url) == Data("4".utf8))
+      @SharedReader(.fileStorage(url)) var value = 0
+      #expect(!FileManager.default.fileExists(atPath: url.path), "reading alone wrote the file")
+      let stream = $value.values
+      // Another program's first write, the way it makes a file: folder, write aside, rename.
+      try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+      let aside = url.deletingLastPathComponent().appending(path: ".state.json.tmp")
+      try Data("4".utf8).write(to: aside)
+      #expect(rename(aside.path, url.path) == 0)
+      #expect(await firstValue(of: stream) { $0 == 4 } == 4)
     }
   }
 

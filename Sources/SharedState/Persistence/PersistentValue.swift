@@ -65,6 +65,8 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
   private let reads = DispatchQueue(label: "SharedState.PersistentValue.reads")
   /// A read for change notices waits in `reads` and has not started.
   private let refreshQueued = Mutex(false)
+  /// How many change notices arrived (tests wait for one, then ``settle()``).
+  let noticeCount = Atomic<Int>(0)
 
   /// - Parameters:
   ///   - store: Where the value lives.
@@ -122,6 +124,7 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
   /// Reads the store after a change notice, in turn with other reads; one read answers every
   /// notice that arrives before it starts. In memory, before returning.
   private func changeNoticed(_ subscriber: SharedSubscriber<Value>) {
+    noticeCount.add(1, ordering: .relaxed)
     guard !store.isInMemory else { return reads.sync { refresh(subscriber) } }
     guard !refreshQueued.withLock({ queued in defer { queued = true }; return queued }) else { return }
     reads.async { [self] in

@@ -153,7 +153,10 @@ public struct DefaultsStore: Sendable {
         defaults.value.synchronize()
       },
       watch: { _, onChange in
-        guard let file, Files.exists(Files.split(file).directory) else { return nil }
+        guard let file else { return nil }
+        // The folder UserDefaults would make on its first write, made now so that a program
+        // that only reads sees the first write of another.
+        try? Files.makeDirectories(Files.split(file).directory)
         return try FileWatcher.watch(path: file, onChange: onChange)
       })
   }

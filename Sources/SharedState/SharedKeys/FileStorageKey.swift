@@ -143,9 +143,12 @@ struct FileStore: PersistentStore {
     try storage.write(bytes, URL(filePath: candidate))
   }
 
-  /// A folder that does not exist yet cannot be watched: the first write makes it.
+  /// The folder is made if it is missing (the first write would make it anyway), so that a
+  /// program that only reads sees the file another one creates; nothing else is written.
   func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? {
-    if storage.identity === FileStorage.fileSystem.identity, !Files.exists(Files.split(path).directory) { return nil }
+    if storage.identity === FileStorage.fileSystem.identity {
+      do throws(FileCallError) { try Files.makeDirectories(Files.split(path).directory) } catch { return nil }
+    }
     return try storage.watch(url, onChange)
   }
 }
