@@ -42,7 +42,8 @@ let package = Package(
       swiftSettings: swiftSettings),
     .executableTarget(name: "secrets-child", dependencies: ["Secrets"], path: "Tests/SecretsChild", swiftSettings: swiftSettings),
     .testTarget(
-      name: "SharedStateTests", dependencies: ["SharedState", "SharedStateChild", "SecretTestSupport"], swiftSettings: swiftSettings),
+      name: "SharedStateTests",
+      dependencies: ["SharedState", "SharedStateChild", "SecretTestSupport", "favourites-example"], swiftSettings: swiftSettings),
     .testTarget(
       name: "SecretsTests", dependencies: ["Secrets", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example"],
       swiftSettings: swiftSettings),
@@ -61,6 +62,9 @@ let package = Package(
 
     .executableTarget(
       name: "shared-state-example", dependencies: ["SharedState"], path: "Examples/SharedStateExample",
+      swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "favourites-example", dependencies: ["SharedState"], path: "Examples/FavouritesExample",
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "login-example", dependencies: ["Secrets"], path: "Examples/LoginExample", swiftSettings: swiftSettings),

@@ -110,3 +110,58 @@ private func flushShape() throws {
   batcher.cancelPendingWrite()
   _ = batcher.hasPendingWrite
 }
+
+/// A key author's persistent key: a store of its own under the shared core.
+private struct ShapeRowStore: PersistentStore {
+  var description: String { "row" }
+  func read() throws -> Data? { nil }
+  func write(_ stored: Data) throws {}
+  func delete() throws {}
+  func keepCopy(of stored: Data, stamp: String) throws {}
+  func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? { nil }
+  var readsBeforeWriting: Bool { false }
+}
+
+private struct ShapeRowKey: SharedKey {
+  let persistent = PersistentValue<ShapeRowStore, Int>(
+    store: ShapeRowStore(), window: .milliseconds(10),
+    decode: { _ in 1 }, encode: { _ in Data() })
+  var id: String { "row" }
+  func load(context: LoadContext<Int>, continuation: LoadContinuation<Int>) {
+    persistent.load(context: context, continuation: continuation)
+  }
+  func subscribe(context: LoadContext<Int>, subscriber: SharedSubscriber<Int>) -> SharedSubscription {
+    persistent.subscribe(context: context, subscriber: subscriber)
+  }
+  func save(_ value: Int, context: SaveContext, continuation: SaveContinuation) {
+    persistent.save(value, context: context, continuation: continuation)
+  }
+}
+
+private enum ShapeServiceKey: SharedEnvironmentKey {
+  static var liveValue: InMemoryStorage { InMemoryStorage() }
+  static func testValue() -> InMemoryStorage { InMemoryStorage() }
+}
+
+private func persistenceShape(optional: Shared<Int?>, reader: SharedReader<Int?>) async throws {
+  @Shared(ShapeRowKey()) var row = 0
+  try ShapeRowKey().persistent.flush()
+  _ = ShapeRowKey().persistent.hasPendingWrite
+  @Shared(.appStorage("flag", store: UserDefaults(suiteName: "shape"))) var flag = false
+  @Shared(.appStorage("maybe")) var maybe: String?
+  @Shared(.fileStorage(URL(filePath: "/tmp/x.json"), decoder: JSONDecoder(), encoder: JSONEncoder())) var file = [1]
+  let coded: FileStorageKey<Int> = .fileStorage(
+    URL(filePath: "/tmp/y"), writeWindow: .seconds(2), decode: { _ in 1 }, encode: { _ in Data() })
+  @Shared(coded) var custom = 0
+  let _: Shared<Int>? = Shared(optional)
+  let _: SharedReader<Int>? = SharedReader(optional)
+  let _: SharedReader<Int>? = SharedReader(reader)
+  let _: SharedReader<Int> = $file.count
+  let _: SharedReader<Bool> = $file.read { $0.isEmpty }
+  try await $file.load(.fileStorage(URL(filePath: "/tmp/z.json")))
+  _ = ($file == $file, Mirror(reflecting: $file), SharedSubscriber<Int>(callback: { _ in }, onLoading: nil))
+  let defaults: [DefaultsStore] = [.standard, .suite("shape"), .userDefaults(.standard), .inMemory, InMemoryDefaults().store]
+  let environment = SharedEnvironment.test(defaults: InMemoryDefaults())
+  _ = (defaults, environment.defaults, environment.isTest, environment[ShapeServiceKey.self])
+  _ = SharedKeyDefault<InMemoryKey<Int>>[.inMemory("n"), default: 1].initialValue
+}

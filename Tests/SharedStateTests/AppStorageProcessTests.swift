@@ -29,3 +29,28 @@ struct AppStorageProcessTests {
     try second.expectLine("seen 9")
   }
 }
+
+@Suite("The favourites example")
+struct FavouritesExampleTests {
+  @Test func togglesPersistAndAWatchingProcessSeesThemLive() throws {
+    let home = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: home) }
+    var environment = ProcessInfo.processInfo.environment
+    environment["HOME"] = home.path
+    environment["XDG_CONFIG_HOME"] = home.appending(path: ".config").path
+    func example(_ arguments: String...) throws -> HelperProcess {
+      try HelperProcess(program: "favourites-example", arguments, environment: environment)
+    }
+    let watcher = try example("watch", "2")
+    try watcher.expectLine("no favourites")
+    try example("toggle", "42").expectLine("1 favourites: 42")
+    try watcher.expectLine("1 favourites: 42")
+    try example("toggle", "7").expectLine("2 favourites: 7, 42")
+    try watcher.expectLine("2 favourites: 7, 42")
+    #expect(watcher.wait() == .exited(0))
+    try example("toggle", "42").expectLine("1 favourites: 7")
+    try example("list").expectLine("1 favourites: 7")
+    let plist = try String(contentsOf: home.appending(path: ".config/favourites-example.plist"), encoding: .utf8)
+    #expect(plist.contains("<key>favourites</key>"), "\(plist)")
+  }
+}

@@ -3,16 +3,19 @@ import Glibc
 import SecretTestSupport
 import Testing
 
-/// The `SharedStateChild` helper (built next to the test bundle), started with the harness's
-/// `ChildProcess` (signals unblocked, no descriptor leaking into other tests' children), talked
-/// to through its standard output.
+/// A program built next to the test bundle (the `SharedStateChild` helper by default, or an
+/// example), started with the harness's `ChildProcess` (signals unblocked, no descriptor leaking
+/// into other tests' children), talked to through its standard output.
 final class HelperProcess {
   private let child: ChildProcess
   private let output: Int32
   private var buffer = Data()
 
-  init(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
-    let executable = try builtExecutable("SharedStateChild")
+  init(
+    program: String = "SharedStateChild", _ arguments: [String],
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws {
+    let executable = try builtExecutable(program)
     let pipe = try ChildProcess.makePipe()
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
     defer {
