@@ -9,7 +9,7 @@ PREFIX ?= $(HOME)/.local
 BENCHMARKS := SharedStateBenchmark SecretClientBenchmark SecretdBenchmark SecretdFairnessBenchmark SecretsBenchmark \
   SecretctlBenchmark TrustComparison
 
-.PHONY: bootstrap build test bench run install uninstall static-cxx
+.PHONY: bootstrap build test docs bench run install uninstall static-cxx
 
 bootstrap:
 	@scripts/bootstrap
@@ -34,8 +34,13 @@ build: bootstrap
 # and providers of its own).
 TEST_CONFIG := $(CURDIR)/.build/test-config
 test: build
+	@scripts/docs
 	@rm -rf $(TEST_CONFIG) && mkdir -p $(TEST_CONFIG)
 	XDG_CONFIG_HOME=$(TEST_CONFIG) dbus-run-session -- $(SWIFT) test --skip-build
+
+# The products' DocC documentation, into .build/docs; fails on any documentation warning.
+docs: build
+	@scripts/docs
 
 bench: bootstrap static-cxx
 	$(SWIFT) build $(RELEASE)

@@ -70,11 +70,12 @@ let package = Package(
       name: "login-example", dependencies: ["Secrets"], path: "Examples/LoginExample", swiftSettings: swiftSettings),
 
     // Benchmarks (`make bench`).
+    .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport", swiftSettings: swiftSettings),
     .executableTarget(
-      name: "SecretClientBenchmark", dependencies: ["SecretClient", "CLibSecret", "SecretTestSupport"],
+      name: "SecretClientBenchmark", dependencies: ["SecretClient", "CLibSecret", "SecretTestSupport", "BenchmarkSupport"],
       path: "Benchmarks/SecretClientBenchmark", swiftSettings: swiftSettings),
     .executableTarget(
-      name: "SharedStateBenchmark", dependencies: ["SharedState"], path: "Benchmarks/SharedStateBenchmark",
+      name: "SharedStateBenchmark", dependencies: ["SharedState", "BenchmarkSupport"], path: "Benchmarks/SharedStateBenchmark",
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "SecretsBenchmark", dependencies: ["Secrets", "SecretTestSupport"], path: "Benchmarks/SecretsBenchmark",

@@ -1,6 +1,10 @@
 // Stores and lookups per second through SecretClient and through a plain libsecret loop
 // (`secret_service_store_sync` / `secret_service_lookup_sync` on a libsecret service object),
-// against the same provider on a private bus, in one run. Prints the cost of the Swift layer.
+// against the same provider on a private bus, in one run. The two sides alternate call by call,
+// so both see the same provider state and the same machine noise; each round gives a rate per
+// side, and the figures are the medians of the rounds with their interquartile ranges.
+// Prints the cost of the Swift layer.
+import BenchmarkSupport
 import CLibSecret
 import Foundation
 import SecretClient
@@ -8,7 +12,7 @@ import SecretTestSupport
 
 let storeCount = 300
 let lookupCount = 1_000
-let rounds = 3
+let rounds = 7
 
 /// The plain C loop: what a C program using libsecret's service API does.
 struct RawLoop {
@@ -71,8 +75,14 @@ func interleavedRates(_ count: Int, swift: (Int) throws -> Void, raw: (Int) -> V
   var rawTime = Duration.zero
   let clock = ContinuousClock()
   for index in 0..<count {
-    rawTime += clock.measure { raw(index) }
-    swiftTime += try clock.measure { try swift(index) }
+    // Which side goes first alternates, so neither always runs on a warmer provider.
+    if index.isMultiple(of: 2) {
+      rawTime += clock.measure { raw(index) }
+      swiftTime += try clock.measure { try swift(index) }
+    } else {
+      swiftTime += try clock.measure { try swift(index) }
+      rawTime += clock.measure { raw(index) }
+    }
   }
   func perSecond(_ duration: Duration) -> Double {
     Double(count) / (Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
@@ -84,7 +94,7 @@ func measure(_ provider: Provider) async throws {
   try await withProvider(provider) { instance in
     let raw = try RawLoop(address: instance.busAddress, busName: instance.busName)
     let client = instance.client()
-    var best = (rawStore: 0.0, swiftStore: 0.0, rawLookup: 0.0, swiftLookup: 0.0)
+    var rates = (rawStore: Samples(), swiftStore: Samples(), rawLookup: Samples(), swiftLookup: Samples())
     for _ in 0..<rounds {
       let stores = try interleavedRates(storeCount) {
         try client.write(SecretValue("secret-\($0)"), service: "bench-swift", account: "\($0)", label: "swift \($0)")
@@ -93,15 +103,21 @@ func measure(_ provider: Provider) async throws {
         let value = try client.read(service: "bench-swift", account: "\($0 % storeCount)")
         precondition(value != nil)
       } raw: { raw.lookup($0) }
-      best = (max(best.rawStore, stores.raw), max(best.swiftStore, stores.swift),
-              max(best.rawLookup, lookups.raw), max(best.swiftLookup, lookups.swift))
+      rates.rawStore.append(stores.raw)
+      rates.swiftStore.append(stores.swift)
+      rates.rawLookup.append(lookups.raw)
+      rates.swiftLookup.append(lookups.swift)
     }
     g_object_unref(UnsafeMutableRawPointer(raw.service))
-    print("SecretClient vs plain libsecret, against \(provider) (best of \(rounds) rounds):")
-    print(String(format: "  stores/s:  SecretClient %8.0f   libsecret %8.0f   Swift layer costs %+.1f%%",
-                 best.swiftStore, best.rawStore, (best.rawStore / best.swiftStore - 1) * 100))
-    print(String(format: "  lookups/s: SecretClient %8.0f   libsecret %8.0f   Swift layer costs %+.1f%%",
-                 best.swiftLookup, best.rawLookup, (best.rawLookup / best.swiftLookup - 1) * 100))
+    /// The Swift layer's cost in percent, round by round.
+    func cost(_ raw: Samples, _ swift: Samples) -> String {
+      Samples(Samples.ratios(raw, swift).values.map { ($0 - 1) * 100 }).formatted(1) + "%"
+    }
+    print("SecretClient vs plain libsecret, against \(provider) (\(rounds) rounds, \(storeCount) stores and \(lookupCount) lookups a side each):")
+    print("  stores/s:  SecretClient \(rates.swiftStore)   libsecret \(rates.rawStore)")
+    print("             the Swift layer costs \(cost(rates.rawStore, rates.swiftStore))")
+    print("  lookups/s: SecretClient \(rates.swiftLookup)   libsecret \(rates.rawLookup)")
+    print("             the Swift layer costs \(cost(rates.rawLookup, rates.swiftLookup))")
   }
 }
 

@@ -1,11 +1,11 @@
-// SharedStateBenchmark: the cost of `withLock` against a bare `Synchronization.Mutex`, and
-// how many file writes the write window lets through.
+// SharedStateBenchmark: the cost of `withLock` against a bare `Synchronization.Mutex` doing
+// the same increment, and how many file writes the write window lets through.
 //
 //   swift run -c release SharedStateBenchmark
 //
-// Prints plain lines:
-//   withLock 1 thread: N ops/s, Mutex: M ops/s, ratio R
-//   fileStorage: 100000 mutations of a 2 MB value over 1.0 s: W writes
+// The two sides alternate round by round (which goes first rotates); each figure is the median
+// of the rounds with its interquartile range, and the ratio is taken round by round.
+import BenchmarkSupport
 import Foundation
 import SharedState
 import Synchronization
@@ -26,41 +26,37 @@ func measure(threads: Int, iterations: Int, _ body: @escaping @Sendable (Int) ->
     }.start()
   }
   ready.wait()
-  let clock = ContinuousClock()
-  let began = clock.now
-  for _ in 0..<threads { start.signal() }
-  done.wait()
-  let elapsed = clock.now - began
-  let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-  return Double(threads * iterations) / seconds
-}
-
-func format(_ value: Double) -> String {
-  String(Int(value.rounded()))
+  let elapsed = seconds {
+    for _ in 0..<threads { start.signal() }
+    done.wait()
+  }
+  return Double(threads * iterations) / elapsed
 }
 
 // MARK: withLock against Mutex
 
 let environment = SharedEnvironment(
   inMemoryStorage: InMemoryStorage(), fileStorage: .fileSystem, writeClock: .live)
+let rounds = 9
 
-for threads in [1, 2, 8] {
-  let iterations = 2_000_000 / threads
+print("withLock { $0 += 1 } on an in-memory Shared against Mutex.withLock { $0 += 1 }, ops/s, \(rounds) alternating rounds:")
+// One thread, and one per core: more threads than cores measure the scheduler, not the lock.
+for threads in Set([1, ProcessInfo.processInfo.activeProcessorCount]).sorted() {
   let shared = environment.withValue { Shared(wrappedValue: 0, .inMemory("bench-\(threads)")) }
   let mutex = Mutex(0)
-  // Warm up both paths once.
-  _ = measure(threads: threads, iterations: 10_000) { n in for _ in 0..<n { shared.withLock { $0 += 1 } } }
-  _ = measure(threads: threads, iterations: 10_000) { n in for _ in 0..<n { mutex.withLock { $0 += 1 } } }
-
-  let sharedRate = measure(threads: threads, iterations: iterations) { n in
-    for _ in 0..<n { shared.withLock { $0 += 1 } }
+  let sides: [@Sendable (Int) -> Void] = [
+    { n in for _ in 0..<n { shared.withLock { $0 += 1 } } },
+    { n in for _ in 0..<n { mutex.withLock { $0 += 1 } } },
+  ]
+  // Warm-up, which also sizes the rounds: ~0.2 s for the slower side.
+  let slowest = sides.map { measure(threads: threads, iterations: 10_000 / threads, $0) }.min() ?? 1
+  let iterations = max(1_000, Int(slowest * 0.2) / threads)
+  var rates = [Samples(), Samples()]
+  alternating(rounds: rounds, sides: 2) { _, side in
+    rates[side].append(measure(threads: threads, iterations: iterations, sides[side]))
   }
-  let mutexRate = measure(threads: threads, iterations: iterations) { n in
-    for _ in 0..<n { mutex.withLock { $0 += 1 } }
-  }
-  let label = threads == 1 ? "thread" : "threads"
-  let ratio = String(format: "%.2f", mutexRate / sharedRate)
-  print("withLock \(threads) \(label): \(format(sharedRate)) ops/s, Mutex: \(format(mutexRate)) ops/s, ratio \(ratio)")
+  print("  \(threads) thread\(threads == 1 ? "" : "s"): Shared \(rates[0]), Mutex \(rates[1]); "
+    + "ratio \(Samples.ratios(rates[1], rates[0]).formatted(2))")
 }
 
 // MARK: Writes through the window
@@ -86,26 +82,22 @@ let counting = SharedEnvironment(
 let document = counting.withValue {
   Shared(
     wrappedValue: Document(payload: String(repeating: "x", count: 2 * 1024 * 1024), revision: 0),
-    .fileStorage(folder.appending(component: "document.json")))
+    .fileStorage(folder.appending(component: "document.json"), writeWindow: .seconds(1)))
 }
 
-// 100,000 mutations spread evenly over one second: 100 batches of 1,000, one every 10 ms.
-let mutations = 100_000
-let batches = 100
+// As many mutations as one thread makes in 3 s, unpaced: the windows they open and close are
+// the only thing between them and the disk.
+let span = 3.0
+var mutations = 0
 let clock = ContinuousClock()
-let began = clock.now
-for batch in 0..<batches {
-  for _ in 0..<(mutations / batches) { document.withLock { $0.revision += 1 } }
-  let next = began + .milliseconds(10 * (batch + 1))
-  if next > clock.now { Thread.sleep(forTimeInterval: Double((next - clock.now).components.attoseconds) / 1e18) }
+let end = clock.now + .seconds(span)
+while clock.now < end {
+  for _ in 0..<1_000 { document.withLock { $0.revision += 1 } }
+  mutations += 1_000
 }
-let spent = clock.now - began
-// Let the last window close (1 s), then count.
-Thread.sleep(forTimeInterval: 1.5)
-let seconds = Double(spent.components.seconds) + Double(spent.components.attoseconds) / 1e18
+try await document.save()
+let onDisk = (try? JSONDecoder().decode(Document.self, from: Data(contentsOf: folder.appending(component: "document.json"))))?.revision
 print(
-  "fileStorage: \(mutations) mutations of a 2 MB value over \(String(format: "%.2f", seconds)) s: "
-    + "\(writes.value) writes (last revision on disk: "
-    + "\((try? JSONDecoder().decode(Document.self, from: Data(contentsOf: folder.appending(component: "document.json"))))?.revision ?? -1))"
-)
+  "fileStorage, 1 s window: \(mutations) mutations of a 2 MB value in \(Int(span)) s -> \(writes.value) writes "
+    + "(one per window, and the save at the end, is at most \(Int(span) + 2)); last revision on disk: \(onDisk ?? -1) of \(mutations)")
 try? FileManager.default.removeItem(at: folder)

@@ -1,6 +1,8 @@
 /// Names a collection of the Secret Service: by alias (`default`, `session`) or by object path.
 public enum CollectionID: Sendable, Hashable {
+  /// A collection by alias, such as `default` or `session`.
   case alias(String)
+  /// A collection by D-Bus object path, such as `/org/freedesktop/secrets/collection/login`.
   case path(String)
 
   /// The collection where clients store by default; on secretd it is the in-memory session one.
@@ -23,5 +25,6 @@ public enum CollectionID: Sendable, Hashable {
 }
 
 extension CollectionID: CustomStringConvertible {
+  /// The alias or the path, as ``init(_:)`` parses it back.
   public var description: String { libsecretName }
 }

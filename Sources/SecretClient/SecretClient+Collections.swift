@@ -80,6 +80,7 @@ extension SecretClient {
     try withService { service throws(SecretError) in try service.providerInfo() }
   }
 
+  /// Which connection and process own the provider's bus name; runs on a dedicated thread.
   public func provider() async throws(SecretError) -> ProviderInfo {
     try await executor.run { () throws(SecretError) -> ProviderInfo in try self.provider() }
   }

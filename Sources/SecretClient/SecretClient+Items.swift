@@ -31,8 +31,11 @@ extension SecretClient {
   /// replaced and items with more attributes are left alone (this costs a round trip or two).
   ///
   /// - Parameters:
-  ///   - label: what people see in keyring managers; defaults to the attributes.
-  ///   - collection: where to create the item; the `default` alias unless given.
+  ///   - value: The secret to store.
+  ///   - attributes: The item's attributes, which find it again.
+  ///   - label: What people see in keyring managers; defaults to the attributes.
+  ///   - collection: Where to create the item; the `default` alias unless given.
+  ///   - exactly: Replace only an item whose attributes are exactly these.
   public func write(
     _ value: SecretValue, attributes: [String: String], label: String? = nil, in collection: CollectionID = .default,
     exactly: Bool = false

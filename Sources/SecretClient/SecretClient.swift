@@ -22,6 +22,7 @@ public final class SecretClient: Sendable {
     case address(String)
   }
 
+  /// The bus the client connects to, on its first call.
   public let bus: Bus
   /// The bus name of the provider: `org.freedesktop.secrets` unless `SECRET_SERVICE_BUS_NAME` says otherwise.
   public let busName: String

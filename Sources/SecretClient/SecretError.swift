@@ -20,6 +20,7 @@ public enum SecretError: Error, Sendable, Hashable {
 }
 
 extension SecretError: CustomStringConvertible {
+  /// What went wrong and what to do about it; never a secret value.
   public var description: String {
     switch self {
     case .busUnavailable(let reason):

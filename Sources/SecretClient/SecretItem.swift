@@ -5,11 +5,17 @@ public import FoundationEssentials
 /// What a search returns about one item: where it is, how it is labelled and found, and its
 /// secret only when the search asked for secrets.
 public struct SecretItem: Sendable, Hashable {
+  /// The item's D-Bus object path: its collection's path and one more element.
   public var path: String
+  /// What keyring managers show for the item; empty when it has none.
   public var label: String
+  /// The attributes the item is found by, such as `service` and `account`.
   public var attributes: [String: String]
+  /// Whether the item is locked at the time of the search; a locked item's secret is not read.
   public var isLocked: Bool
+  /// When the item was created, to the second, as the provider reports it.
   public var created: Date
+  /// When the item was last modified, to the second, as the provider reports it.
   public var modified: Date
   /// `nil` unless the search was made with `includeSecrets: true` and the item is unlocked.
   public var secret: SecretValue?
@@ -20,18 +26,25 @@ public struct SecretItem: Sendable, Hashable {
 
 /// One collection of the Secret Service.
 public struct CollectionInfo: Sendable, Hashable {
+  /// The collection's D-Bus object path, such as `/org/freedesktop/secrets/collection/login`.
   public var path: String
+  /// The collection's display name; empty when the provider gives none.
   public var label: String
+  /// Whether the collection is locked: its items' secrets cannot be read until it is unlocked.
   public var isLocked: Bool
+  /// How many items the collection holds (the length of its `Items` property).
   public var itemCount: Int
 }
 
 /// A change to one item of a watched collection, as the provider signals it.
 public struct ItemChange: Sendable, Hashable {
+  /// Which signal the provider sent: `ItemCreated`, `ItemChanged` or `ItemDeleted`.
   public enum Kind: String, Sendable, Hashable {
+    /// An item was created (`ItemCreated`), changed (`ItemChanged`) or deleted (`ItemDeleted`).
     case created, changed, deleted
   }
 
+  /// What happened to the item.
   public var kind: Kind
   /// The object path of the item that changed.
   public var itemPath: String

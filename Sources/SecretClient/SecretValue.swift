@@ -5,9 +5,16 @@
 /// let blob = SecretValue(bytes: [0, 1, 2], contentType: "application/octet-stream")
 /// ```
 public struct SecretValue: Sendable, Hashable {
+  /// The secret itself.
   public var bytes: [UInt8]
+  /// The MIME type of the bytes, such as `text/plain`.
   public var contentType: String
 
+  /// A secret of any bytes.
+  ///
+  /// - Parameters:
+  ///   - bytes: The secret.
+  ///   - contentType: Their MIME type; `application/octet-stream` unless given.
   public init(bytes: [UInt8], contentType: String = "application/octet-stream") {
     self.bytes = bytes
     self.contentType = contentType

@@ -23,9 +23,9 @@ extension SharedReaderKey {
   /// - Changes made by other processes (`secretctl set`, `secret-tool store`) arrive live;
   ///   while a local value waits for its write, it wins.
   ///
-  /// The rules are SharedState's ``PersistentValue``'s, the same as `.fileStorage`'s; the
-  /// storage is the current ``SharedEnvironment``'s ``SharedEnvironment/secretStorage`` (the
-  /// Secret Service live, an empty in-memory store in `SharedEnvironment.test()`).
+  /// The rules are SharedState's `PersistentValue`'s, the same as `.fileStorage`'s; the
+  /// storage is the current `SharedEnvironment`'s `secretStorage` (the Secret Service live, an
+  /// empty in-memory store in `SharedEnvironment.test()`).
   ///
   /// - Parameters:
   ///   - service: the `service` attribute of the item.
@@ -39,8 +39,8 @@ extension SharedReaderKey {
   }
 }
 
-/// The key behind ``SharedReaderKey/secret(service:account:collection:writeWindow:)``: a
-/// ``PersistentValue`` over one Secret Service item.
+/// The key behind `.secret(service:account:collection:writeWindow:)`: a `PersistentValue`
+/// over one Secret Service item.
 public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConvertible {
   let persistent: PersistentValue<SecretItemStore, Value>
 
@@ -58,18 +58,24 @@ public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConve
   /// Service, account and collection (and the store, which differs only in tests): nothing
   /// else, so every declaration of the same secret shares one value whatever its window.
   public struct ID: Hashable, Sendable {
+    /// The item's `service` attribute.
     public let service: String
+    /// The item's `account` attribute.
     public let account: String
+    /// The collection that holds the item.
     public let collection: CollectionID
     let store: ObjectIdentifier
   }
 
+  /// Service, account, collection and store: keys of the same value type with equal ids share
+  /// one value.
   public var id: ID {
     ID(
       service: address.service, account: address.account, collection: address.collection,
       store: ObjectIdentifier(persistent.store.storage.identity))
   }
 
+  /// `.secret(service: "S", account: "A")`, for messages and debugging.
   public var description: String {
     ".secret(service: \(String(reflecting: address.service)), account: \(String(reflecting: address.account)))"
   }
@@ -80,10 +86,17 @@ public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConve
     persistent.load(context: context, continuation: continuation)
   }
 
+  /// Watches the item's collection through the provider's `ItemCreated/Changed/Deleted`
+  /// signals; the key's own writes do not come back as changes. When the provider cannot be
+  /// reached, watching starts after the key's next successful read or write. Cancelling writes
+  /// a pending value.
   public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
     persistent.subscribe(context: context, subscriber: subscriber)
   }
 
+  /// Batches mutations (`.didSet`) into one write per window and writes `save()`
+  /// (`.userInitiated`) before resuming; `nil` deletes the item. Bytes that did not decode are
+  /// first copied to a backup item.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
     persistent.save(value, context: context, continuation: continuation)
   }

@@ -3,9 +3,9 @@ import Synchronization
 
 /// The store behind every ``SecretKey``: the Secret Service, or memory in tests.
 ///
-/// A key captures the ``SharedEnvironment/secretStorage`` of the environment current when it
-/// is created, so a test puts every key it creates on an empty in-memory store, with every
-/// other key's storage, in one set-up:
+/// A key captures the `secretStorage` of the `SharedEnvironment` current when it is created,
+/// so a test puts every key it creates on an empty in-memory store, with every other key's
+/// storage, in one set-up:
 ///
 /// ```swift
 /// @Test func rememberLogin() async throws {
@@ -35,6 +35,19 @@ public struct SecretStorage: Sendable {
   /// Whether this is ``inMemory()``: change notices and last writes then happen at once.
   var isInMemory = false
 
+  /// A store from its operations, for a store of another kind (each value is a distinct store:
+  /// keys share a value only when they use the same one).
+  ///
+  /// - Parameters:
+  ///   - read: Returns the item's bytes, or `nil` when there is no item.
+  ///   - write: Creates or replaces the item's bytes.
+  ///   - delete: Deletes the item if it exists.
+  ///   - backup: Keeps bytes that did not decode in a backup item; the `String` is a UTC time
+  ///     stamp that tells backups apart.
+  ///   - watch: Calls its handler whenever an item of the address's collection may have
+  ///     changed, until the returned subscription is cancelled. Throwing
+  ///     `SecretError.serviceUnavailable` means "not now": the key tries again after its next
+  ///     successful read or write; any other error stops watching for good.
   public init(
     read: @escaping @Sendable (SecretItemAddress) throws -> [UInt8]?,
     write: @escaping @Sendable (SecretItemAddress, [UInt8]) throws -> Void,
@@ -58,7 +71,7 @@ enum SecretStorageKey: SharedEnvironmentKey {
 
 extension SharedEnvironment {
   /// Where `.secret` keys keep their values: the Secret Service on the session bus, live; an
-  /// empty in-memory store in ``SharedEnvironment/test(fileSystem:defaults:clock:reportIssue:)``.
+  /// empty in-memory store in `SharedEnvironment.test(fileSystem:defaults:clock:reportIssue:)`.
   public var secretStorage: SecretStorage {
     get { self[SecretStorageKey.self] }
     set { self[SecretStorageKey.self] = newValue }

@@ -1,7 +1,8 @@
 /// A value shared by reference between features, optionally persisted by a ``SharedKey``.
 ///
-/// Read it plainly; change it only through ``withLock(_:)``, which runs a whole
-/// read-modify-write atomically and then asks the key to save (``SaveContext/didSet``).
+/// Read it plainly; change it only through ``withLock(_:fileID:filePath:line:column:)``, which
+/// runs a whole read-modify-write atomically and then asks the key to save
+/// (``SaveContext/didSet``).
 ///
 /// ```swift
 /// @Shared(.inMemory("favourites")) var favourites: Set<Int> = []
@@ -176,10 +177,12 @@ public struct Shared<Value: Sendable>: Sendable {
 }
 
 extension Shared: CustomStringConvertible {
+  /// The value's description inside `Shared(…)`, for logs and debugging.
   public var description: String { "Shared(\(wrappedValue))" }
 }
 
 extension Shared: CustomReflectable {
+  /// The value's own mirror, so `dump` and debuggers show the value, not the handle's machinery.
   public var customMirror: Mirror { Mirror(reflecting: wrappedValue) }
 }
 

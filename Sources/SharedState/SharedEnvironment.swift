@@ -27,13 +27,15 @@ public struct SharedEnvironment: Sendable {
   public var fileStorage: FileStorage
   /// The defaults behind `.appStorage(_:)` keys.
   public var defaults: DefaultsStore
-  /// The clock that closes `.fileStorage(_:)` write windows.
+  /// The clock that closes the write windows of persistent keys (`.fileStorage(_:)`, and
+  /// keys of other modules such as `.secret`).
   public var writeClock: WriteClock
   /// Receives programming errors (a continuation resumed twice or never, a type mismatch).
   public var reportIssue: @Sendable (String) -> Void
-  /// Whether `.fileStorage(_:)` batches register with ``PendingWrites`` (flushed at exit, on
-  /// SIGTERM/SIGINT and by ``PendingWrites/flushAll()``). `true` live, `false` in ``test(fileSystem:clock:reportIssue:)``
-  /// so tests never install signal handlers and never flush each other's windows.
+  /// Whether the batches of persistent keys (`.fileStorage(_:)`, `.secret`, …) register with
+  /// ``PendingWrites`` (flushed at exit, on SIGTERM/SIGINT and by ``PendingWrites/flushAll()``).
+  /// `true` live, `false` in ``test(fileSystem:defaults:clock:reportIssue:)`` so tests never
+  /// install signal handlers and never flush each other's windows.
   public var flushesPendingWritesAtExit: Bool
   /// Whether values of other modules (``SharedEnvironmentKey``) take their test value.
   public let isTest: Bool
@@ -131,6 +133,7 @@ public enum SharedStateError: Error, CustomStringConvertible, Sendable {
   /// `Shared(require:)` found nothing stored for the key.
   case valueNotFound(String)
 
+  /// What went wrong and what to do about it.
   public var description: String {
     switch self {
     case let .continuationNeverResumed(what):
@@ -156,6 +159,7 @@ public enum SharedStateError: Error, CustomStringConvertible, Sendable {
 /// }
 /// ```
 public protocol SharedEnvironmentKey {
+  /// The type of the value kept in the environment (a storage, a client).
   associatedtype Value: Sendable
   /// The value of a live environment, made on first use.
   static var liveValue: Value { get }

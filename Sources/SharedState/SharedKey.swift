@@ -2,7 +2,8 @@
 ///
 /// A key adds writing to ``SharedReaderKey``. ``Shared`` calls
 /// ``save(_:context:continuation:)`` with ``SaveContext/didSet`` after every
-/// ``Shared/withLock(_:)`` and with ``SaveContext/userInitiated`` from ``Shared/save()``.
+/// ``Shared/withLock(_:fileID:filePath:line:column:)`` and with ``SaveContext/userInitiated``
+/// from ``Shared/save()``.
 ///
 /// ```swift
 /// struct LogKey: SharedKey {

@@ -41,10 +41,12 @@ public struct SharedKeyDefault<Base: SharedReaderKey>: SharedReaderKey {
   /// The default value.
   public var initialValue: Base.Value { defaultValue() }
 
+  /// Loads through the wrapped key.
   public func load(context: LoadContext<Base.Value>, continuation: LoadContinuation<Base.Value>) {
     base.load(context: context, continuation: continuation)
   }
 
+  /// Subscribes through the wrapped key.
   public func subscribe(
     context: LoadContext<Base.Value>, subscriber: SharedSubscriber<Base.Value>
   ) -> SharedSubscription {
@@ -53,12 +55,14 @@ public struct SharedKeyDefault<Base: SharedReaderKey>: SharedReaderKey {
 }
 
 extension SharedKeyDefault: SharedKey where Base: SharedKey {
+  /// Saves through the wrapped key.
   public func save(_ value: Base.Value, context: SaveContext, continuation: SaveContinuation) {
     base.save(value, context: context, continuation: continuation)
   }
 }
 
 extension SharedKeyDefault: CustomStringConvertible {
+  /// The wrapped key and the default, for messages and debugging.
   public var description: String { "\(Base.self).Default[\(base), default: \(initialValue)]" }
 }
 

@@ -122,10 +122,12 @@ public struct SharedReader<Value: Sendable>: Sendable {
 }
 
 extension SharedReader: CustomStringConvertible {
+  /// The value's description inside `SharedReader(…)`, for logs and debugging.
   public var description: String { "SharedReader(\(wrappedValue))" }
 }
 
 extension SharedReader: CustomReflectable {
+  /// The value's own mirror, so `dump` and debuggers show the value, not the handle's machinery.
   public var customMirror: Mirror { Mirror(reflecting: wrappedValue) }
 }
 

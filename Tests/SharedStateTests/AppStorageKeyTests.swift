@@ -5,6 +5,7 @@ import Testing
 private enum Theme: String, Sendable { case light, dark }
 private enum Level: Int, Sendable { case low = 1, high = 2 }
 private struct Favourites: Codable, Sendable, Equatable { var ids: [Int] }
+private struct Measurement: Codable, Sendable, Equatable { var value: Double }
 
 @Suite(".appStorage on in-memory defaults")
 struct AppStorageKeyTests {
@@ -96,6 +97,28 @@ struct AppStorageKeyTests {
       let copies = defaults.keys.filter { $0.hasPrefix("count.undecodable-") }
       #expect(copies.count == 1)
       #expect(copies.first.flatMap(defaults.value(forKey:)) == .string("seven"))
+    }
+  }
+
+  @Test func dataThatIsNotTheJSONOfTheTypeIsALoadErrorThatSaysWhy() {
+    defaults.setValue(.data(Data("{\"ids\": \"x\"}".utf8)), forKey: "favourites")
+    environment.withValue {
+      @Shared(.appStorage("favourites")) var favourites = Favourites(ids: [])
+      let message = $favourites.loadError.map { "\($0)" } ?? ""
+      #expect(message.contains("is not the JSON of Favourites"), "\(message)")
+      #expect(defaults.value(forKey: "favourites") == .data(Data("{\"ids\": \"x\"}".utf8)))
+    }
+  }
+
+  @Test func aValueThatCannotBeEncodedIsASaveErrorAndTheEntryIsKept() {
+    let stored = try! JSONEncoder().encode(Measurement(value: 1))
+    defaults.setValue(.data(stored), forKey: "measurement")
+    environment.withValue {
+      @Shared(.appStorage("measurement")) var measurement = Measurement(value: 0)
+      #expect(measurement == Measurement(value: 1))
+      $measurement.withLock { $0.value = .nan }  // JSONEncoder refuses NaN
+      #expect($measurement.saveError != nil)
+      #expect(defaults.value(forKey: "measurement") == .data(stored), "an unencodable value removed the entry")
     }
   }
 

@@ -62,6 +62,9 @@ public protocol PersistentStore<Stored>: Sendable, CustomStringConvertible {
 }
 
 extension PersistentStore {
+  /// `true`: the stored value is read before each write, so undecodable contents written while
+  /// nobody watched are kept too.
   public var readsBeforeWriting: Bool { true }
+  /// `false`: a store outside this process.
   public var isInMemory: Bool { false }
 }

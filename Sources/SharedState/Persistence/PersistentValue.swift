@@ -6,8 +6,9 @@ import SystemCalls
 /// echo of the key's own writes, undecodable contents kept before they are overwritten, pending
 /// writes flushed at exit, and a watch that starts again once the store can be reached.
 ///
-/// A key holds one and forwards its three requirements to it; ``SharedReaderKey/fileStorage(_:decoder:encoder:)``,
-/// `.appStorage` and `Secrets`' `.secret` are such keys:
+/// A key holds one and forwards its three requirements to it;
+/// ``SharedReaderKey/fileStorage(_:decoder:encoder:writeWindow:)``, `.appStorage` and `Secrets`'
+/// `.secret` are such keys:
 ///
 /// ```swift
 /// struct RowKey<Value: Codable & Sendable>: SharedKey {

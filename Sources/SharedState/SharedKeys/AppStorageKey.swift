@@ -144,8 +144,8 @@ extension SharedReaderKey {
   }
 }
 
-/// The key behind every ``SharedReaderKey/appStorage(_:store:)-(String,_)``: a
-/// ``PersistentValue`` over one defaults entry, written at once (no window).
+/// The key behind every `appStorage(_:store:)`: a ``PersistentValue`` over one defaults entry,
+/// written at once (no window).
 ///
 /// Its identity is the entry's name and the defaults it lives in.
 public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible {
@@ -157,10 +157,14 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
     persistent = PersistentValue(
       store: entry, window: .zero,
       decode: { stored in
-        guard let value = coding.decode(stored) else {
+        let decoded: Value?
+        do { decoded = try coding.decode(stored) } catch {
+          throw AppStorageError.undecodable(key: key, expected: "\(Value.self)", reason: "\(error)")
+        }
+        guard let decoded else {
           throw AppStorageError.wrongType(key: key, expected: "\(Value.self)", found: stored.description)
         }
-        return value
+        return decoded
       },
       encode: coding.encode, environment: environment)
   }
@@ -171,18 +175,30 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
     let defaults: ObjectIdentifier
   }
 
+  /// The entry's name and its defaults: keys of the same value type with equal ids share one
+  /// value.
   public var id: ID { ID(key: persistent.store.key, defaults: ObjectIdentifier(persistent.store.defaults.identity)) }
 
+  /// `.appStorage("NAME")`, for messages and debugging.
   public var description: String { ".appStorage(\(String(reflecting: persistent.store.key)))" }
 
+  /// Reads the entry: the declared default when it is missing,
+  /// ``AppStorageError/wrongType(key:expected:found:)`` when it holds something this type cannot
+  /// read (the entry is kept). The first load reads where the first handle is declared; `load()`
+  /// reads off the cooperative pool.
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
     persistent.load(context: context, continuation: continuation)
   }
 
+  /// Watches the entry for changes made elsewhere: for ``DefaultsStore/standard`` and suites,
+  /// through their plist file; the key's own writes do not come back as changes.
   public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
     persistent.subscribe(context: context, subscriber: subscriber)
   }
 
+  /// Writes the value to the defaults at once, for mutations and `save()` alike; an optional's
+  /// `nil` removes the entry. Contents this type could not read are first copied to
+  /// `NAME.undecodable-TIME`.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
     persistent.save(value, context: context, continuation: continuation)
   }
@@ -193,14 +209,24 @@ public enum AppStorageError: Error, CustomStringConvertible, Sendable {
   /// The entry holds a value of another type. It is left as it is; before anything overwrites
   /// it, it is copied to `KEY.undecodable-TIME`.
   case wrongType(key: String, expected: String, found: String)
+  /// The entry holds data that is not the JSON of the expected `Codable` type; kept like a value
+  /// of the wrong type.
+  case undecodable(key: String, expected: String, reason: String)
 
+  /// What the entry holds, what was expected, and what to do about it.
   public var description: String {
     switch self {
     case let .wrongType(key, expected, found):
-      "The defaults entry \(String(reflecting: key)) holds \(found), not \(expected). It is left as it is; "
-        + "before anything is written over it, it will be copied to \(String(reflecting: key + ".undecodable-<time>")). "
-        + "Remove the entry or change the value to replace it."
+      "The defaults entry \(String(reflecting: key)) holds \(found), not \(expected). " + Self.kept(key)
+    case let .undecodable(key, expected, reason):
+      "The defaults entry \(String(reflecting: key)) holds data that is not the JSON of \(expected) (\(reason)). "
+        + Self.kept(key)
     }
+  }
+
+  private static func kept(_ key: String) -> String {
+    "It is left as it is; before anything is written over it, it will be copied to "
+      + "\(String(reflecting: key + ".undecodable-<time>")). Remove the entry or change the value to replace it."
   }
 }
 
@@ -221,10 +247,12 @@ struct DefaultsEntry: PersistentStore {
 
 /// How one kind of value reads from and writes to a defaults entry.
 struct DefaultsCoding<Value: Sendable>: Sendable {
-  /// The value, or nil when the entry holds another type.
-  let decode: @Sendable (DefaultsValue) -> Value?
-  /// The entry's value; nil removes it.
-  let encode: @Sendable (Value) -> DefaultsValue?
+  /// The value, or nil when the entry holds another type; throws when it holds the right type
+  /// of entry whose contents do not decode.
+  let decode: @Sendable (DefaultsValue) throws -> Value?
+  /// The entry's value; nil removes it. Throws when the value cannot be encoded (the entry is
+  /// then left alone and the error is the save's).
+  let encode: @Sendable (Value) throws -> DefaultsValue?
 
   static var bool: DefaultsCoding<Bool> {
     .init(decode: { if case .bool(let value) = $0 { value } else { nil } }, encode: { .bool($0) })
@@ -261,15 +289,15 @@ struct DefaultsCoding<Value: Sendable>: Sendable {
 
   static func json() -> DefaultsCoding<Value> where Value: Codable {
     .init(
-      decode: { if case .data(let bytes) = $0 { try? JSONDecoder().decode(Value.self, from: bytes) } else { nil } },
-      encode: { (try? JSONEncoder().encode($0)).map(DefaultsValue.data) })
+      decode: { if case .data(let bytes) = $0 { try JSONDecoder().decode(Value.self, from: bytes) } else { nil } },
+      encode: { .data(try JSONEncoder().encode($0)) })
   }
 
   static func raw(_ coding: DefaultsCoding<Value.RawValue>) -> DefaultsCoding<Value> where Value: RawRepresentable, Value.RawValue: Sendable {
-    .init(decode: { coding.decode($0).flatMap(Value.init(rawValue:)) }, encode: { coding.encode($0.rawValue) })
+    .init(decode: { try coding.decode($0).flatMap(Value.init(rawValue:)) }, encode: { try coding.encode($0.rawValue) })
   }
 
   static func optional<Wrapped>(_ coding: DefaultsCoding<Wrapped>) -> DefaultsCoding<Wrapped?> {
-    .init(decode: { coding.decode($0).map(Optional.some) }, encode: { $0.flatMap(coding.encode) })
+    .init(decode: { try coding.decode($0).map(Optional.some) }, encode: { try $0.flatMap(coding.encode) })
   }
 }

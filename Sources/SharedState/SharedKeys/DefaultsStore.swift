@@ -4,12 +4,19 @@ import SystemCalls
 
 /// A value as `UserDefaults` keeps it: the property-list kinds `.appStorage` reads and writes.
 public enum DefaultsValue: Equatable, Sendable, CustomStringConvertible {
+  /// A Boolean.
   case bool(Bool)
+  /// An integer.
   case integer(Int)
+  /// A floating-point number (`Double` keys also read `integer`).
   case double(Double)
+  /// A string; `URL` keys and `String` raw values are stored this way too.
   case string(String)
+  /// An array whose elements are all strings.
   case strings([String])
+  /// Bytes; `Codable` values are stored this way too, as JSON.
   case data(Data)
+  /// A date.
   case date(Date)
   /// A value of another kind, which no `.appStorage` type reads (kept as its description).
   case other(String)
@@ -44,6 +51,8 @@ public enum DefaultsValue: Equatable, Sendable, CustomStringConvertible {
     }
   }
 
+  /// The kind of value (and the value itself for Booleans, numbers and dates), for error
+  /// messages; the text of strings and the bytes of data are never shown.
   public var description: String {
     switch self {
     case .bool(let value): "a Bool (\(value))"

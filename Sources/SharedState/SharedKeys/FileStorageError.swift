@@ -14,6 +14,7 @@ public enum FileStorageError: Error, CustomStringConvertible, Sendable {
   /// may be lost if the system crashes before it writes the folder on its own.
   case replacedButNotSynced(path: String, reason: String)
 
+  /// What failed, on which file, and what to do about it.
   public var description: String {
     switch self {
     case let .decodingFailed(path, reason):

@@ -94,18 +94,31 @@ public struct FileStorageKey<Value: Sendable>: SharedKey, CustomStringConvertibl
     let storage: ObjectIdentifier
   }
 
+  /// The file's standardized path and its file system: keys of the same value type with equal
+  /// ids share one value.
   public var id: ID { ID(path: persistent.store.path, storage: ObjectIdentifier(persistent.store.storage.identity)) }
 
+  /// `.fileStorage(PATH)`, for messages and debugging.
   public var description: String { ".fileStorage(\(persistent.store.path))" }
 
+  /// Reads the file: the declared default when it is missing or empty,
+  /// ``FileStorageError/decodingFailed(path:reason:)`` when it does not decode (the file is
+  /// kept). The first load reads where the first handle is declared; `load()` reads off the
+  /// cooperative pool.
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
     persistent.load(context: context, continuation: continuation)
   }
 
+  /// Watches the file's folder, so edits, replacements and deletions made elsewhere reach the
+  /// value; the key's own writes do not come back as changes. Cancelling writes a pending
+  /// value.
   public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
     persistent.subscribe(context: context, subscriber: subscriber)
   }
 
+  /// Batches mutations (``SaveContext/didSet``) into one write per window and writes
+  /// ``SaveContext/userInitiated`` saves before resuming. Undecodable contents are first kept as
+  /// `NAME.corrupt-TIMESTAMP`.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
     persistent.save(value, context: context, continuation: continuation)
   }

@@ -39,8 +39,10 @@ public struct InMemoryKey<Value: Sendable>: SharedKey, CustomStringConvertible {
     let storage: ObjectIdentifier
   }
 
+  /// The name and the storage: keys of the same value type with equal ids share one value.
   public var id: ID { ID(name: name, storage: ObjectIdentifier(storage)) }
 
+  /// `.inMemory("NAME")`, for messages and debugging.
   public var description: String { ".inMemory(\(String(reflecting: name)))" }
 
   /// Nothing is stored before the first handle: the declared default is used.
