@@ -78,10 +78,10 @@ let package = Package(
       name: "SharedStateBenchmark", dependencies: ["SharedState", "BenchmarkSupport"], path: "Benchmarks/SharedStateBenchmark",
       swiftSettings: swiftSettings),
     .executableTarget(
-      name: "SecretsBenchmark", dependencies: ["Secrets", "SecretTestSupport"], path: "Benchmarks/SecretsBenchmark",
+      name: "SecretsBenchmark", dependencies: ["Secrets", "SecretTestSupport", "BenchmarkSupport"], path: "Benchmarks/SecretsBenchmark",
       swiftSettings: swiftSettings),
     .executableTarget(
-      name: "SecretctlBenchmark", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport"],
+      name: "SecretctlBenchmark", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport", "BenchmarkSupport"],
       path: "Benchmarks/SecretctlBenchmark", swiftSettings: swiftSettings),
     .executableTarget(
       name: "TrustComparison", dependencies: ["SecretTestSupport"], path: "Benchmarks/TrustComparison",
@@ -90,7 +90,7 @@ let package = Package(
       name: "SecretdFairnessBenchmark", dependencies: ["CLibSecret", "SecretTestSupport"],
       path: "Benchmarks/SecretdFairnessBenchmark", swiftSettings: swiftSettings),
     .executableTarget(
-      name: "SecretdBenchmark", dependencies: ["CLibSecret", "SecretTestSupport"],
+      name: "SecretdBenchmark", dependencies: ["CLibSecret", "SecretTestSupport", "BenchmarkSupport"],
       path: "Benchmarks/SecretdBenchmark", swiftSettings: swiftSettings),
   ],
   swiftLanguageModes: [.v6]

@@ -1,10 +1,12 @@
 // `secretctl get` against `secret-tool lookup` for the same item: the time from starting the
 // process to its exit, as a script calling either would see it. Runs interleaved (one of each
-// at a time) against a provider started on a private bus, and prints mean ms and the ratio.
+// at a time, which goes first alternating) against a provider started on a private bus, and
+// prints medians with interquartile ranges and the ratio run by run.
 //
 // `secretctl --version` is timed too: the floor any secretctl command pays before its first D-Bus call.
 //
 // Usage: SecretctlBenchmark [RUNS] [PROVIDER...]   (default: 50 runs, every provider of the harness)
+import BenchmarkSupport
 import Foundation
 import SecretCLI
 import SecretClient
@@ -35,9 +37,6 @@ func timeRun(_ executable: URL, _ arguments: [String], environment: [String: Str
   return Double(seconds) * 1_000 + Double(attoseconds) / 1e15
 }
 
-func mean(_ values: [Double]) -> Double { values.reduce(0, +) / Double(max(values.count, 1)) }
-func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-
 let secretctl = try builtExecutable("secretctl")
 let secretTool = try resolveExecutable("secret-tool")
 print("secretctl get vs secret-tool lookup, \(runs) runs each, interleaved, process start to exit")
@@ -46,26 +45,29 @@ for provider in providers {
     try await withProvider(provider) { instance in
       try await instance.client().write(SecretValue("benchmark-secret"), service: "bench", account: "cli")
       let environment = instance.environment
-      var ours: [Double] = []
-      var theirs: [Double] = []
-      var startup: [Double] = []
+      let get = { try timeRun(secretctl, ["get", "bench", "cli"], environment: environment, expect: "benchmark-secret") }
+      let lookup = {
+        try timeRun(secretTool, ["lookup", "service", "bench", "account", "cli"], environment: environment, expect: "benchmark-secret")
+      }
+      var (ours, theirs, startup) = (Samples(), Samples(), Samples())
       // One warm-up each, so that page cache and the provider's first-call costs are not measured.
-      _ = try timeRun(secretctl, ["get", "bench", "cli"], environment: environment, expect: "benchmark-secret")
-      _ = try timeRun(secretTool, ["lookup", "service", "bench", "account", "cli"], environment: environment, expect: "benchmark-secret")
-      for _ in 0..<runs {
-        ours.append(try timeRun(secretctl, ["get", "bench", "cli"], environment: environment, expect: "benchmark-secret"))
-        theirs.append(try timeRun(secretTool, ["lookup", "service", "bench", "account", "cli"], environment: environment, expect: "benchmark-secret"))
+      _ = try get()
+      _ = try lookup()
+      for run in 0..<runs {
+        if run.isMultiple(of: 2) {
+          ours.append(try get())
+          theirs.append(try lookup())
+        } else {
+          theirs.append(try lookup())
+          ours.append(try get())
+        }
         startup.append(try timeRun(secretctl, ["--version"], environment: environment, expect: "secretctl \(secretctlVersion)\n"))
       }
-      let line = { (name: String, values: [Double]) in
-        name.padding(toLength: 22, withPad: " ", startingAt: 0)
-          + String(format: "mean %7.2f ms   median %7.2f ms", mean(values), median(values))
-      }
       print("\(provider):")
-      print("  " + line("secretctl get", ours))
-      print("  " + line("secret-tool lookup", theirs))
-      print("  " + line("secretctl --version", startup) + "   (process start alone: runtime and libraries, no D-Bus)")
-      print(String(format: "  ratio secretctl / secret-tool: %.2f (mean), %.2f (median)", mean(ours) / mean(theirs), median(ours) / median(theirs)))
+      print("  secretctl get         \(ours.formatted(2)) ms")
+      print("  secret-tool lookup    \(theirs.formatted(2)) ms")
+      print("  secretctl --version   \(startup.formatted(2)) ms   (process start alone: runtime and libraries, no D-Bus)")
+      print("  ratio secretctl / secret-tool, run by run: \(Samples.ratios(ours, theirs).formatted(2))")
     }
   } catch {
     print("\(provider): skipped: \(error)")

@@ -1,10 +1,15 @@
-// Benchmark: secretd against gnome-keyring, each on its own private bus, driven by the same
-// libsecret C calls (secret_service_store_sync / secret_service_lookup_sync) on a SecretService
-// opened on that bus. Both providers run at once and are measured in alternation, round by round,
-// so load from elsewhere on the machine hits both alike; rates are medians of the rounds.
-// Prints stores/s and lookups/s at 300 and 1,300 items, where each lookup's time goes (the
-// daemon's CPU, the client's CPU, the rest: the bus daemon and wake-ups), each daemon's memory
-// (resident, and the private part of it), and the ratios.
+// Benchmark: secretd against gnome-keyring, driven by the same libsecret C calls
+// (secret_service_store_sync / secret_service_lookup_sync) on a SecretService opened on each
+// provider's private bus. Like for like: secretd keeps everything in memory, so its peer is
+// gnome-keyring's `session` collection, also in memory; gnome-keyring's `default` collection (the
+// login keyring, rewritten on disk at every store) is printed beside it, labelled as disk.
+//
+// Each provider is filled to the stated number of items first; then, in rounds whose order
+// rotates, each stores (replacing items it has, so the count stays put) and looks items up.
+// Figures are medians of the rounds with their interquartile ranges; ratios are taken round by
+// round. Also printed: where each lookup's time goes (the daemon's CPU, the client's CPU, the
+// rest: the bus daemon and wake-ups) and each daemon's memory.
+import BenchmarkSupport
 import CLibSecret
 import Foundation
 import SecretTestSupport
@@ -53,14 +58,14 @@ final class Service {
     return table
   }
 
-  func store(_ index: Int) throws {
+  func store(_ index: Int, in collection: String) throws {
     let table = try attributes(index)
     defer { g_hash_table_unref(table) }
     let secret = "secret-value-\(index)"
     let value = secret.withCString { secret_value_new($0, -1, "text/plain") }
     defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
     var error: UnsafeMutablePointer<GError>?
-    guard secret_service_store_sync(raw, nil, table, nil, "bench \(index)", value, nil, &error) != 0 else {
+    guard secret_service_store_sync(raw, nil, table, collection, "bench \(index)", value, nil, &error) != 0 else {
       throw BenchmarkError(description: "store \(index): \(message(error))")
     }
   }
@@ -80,58 +85,56 @@ final class Service {
   }
 }
 
-/// One provider under test: its libsecret client and where it has got to.
+/// One provider and collection under test: its libsecret client and its figures per fill level.
 final class Subject {
   let name: String
+  let collection: String
   let instance: ProviderInstance
   let service: Service
   var stored = 0
-  var storeRates: [Int: [Double]] = [:]
-  var lookupRates: [Int: [Double]] = [:]
-  var daemonSeconds: [Int: (store: Double, lookup: Double)] = [:]
-  var clientSeconds: [Int: (store: Double, lookup: Double)] = [:]
-  var operations: [Int: (store: Int, lookup: Int)] = [:]
+  var storeRates: [Int: Samples] = [:]
+  var lookupRates: [Int: Samples] = [:]
+  /// CPU seconds per lookup, of the daemon and of this process (the libsecret client).
+  var lookupCPU: [Int: (daemon: Samples, client: Samples)] = [:]
   var memory = (resident: 0, anonymous: 0)
 
-  init(_ instance: ProviderInstance) throws {
-    name = instance.provider.description
+  init(_ name: String, _ instance: ProviderInstance, collection: String) throws {
+    self.name = name
+    self.collection = collection
     self.instance = instance
     service = try Service(address: instance.busAddress, busName: instance.busName)
-    try service.store(-1)  // warm up: the first store may create the default collection
   }
 
-  /// Runs `body`, adding its wall rate, the daemon's CPU and our own CPU to the figures of `size`.
-  func timed(_ size: Int, lookup: Bool, count: Int, _ body: () throws -> Void) rethrows {
-    let (daemon, client) = (cpuSeconds(instance.pid), ownCPUSeconds())
-    let wall = try seconds(body)
-    let daemonUsed = cpuSeconds(instance.pid) - daemon
-    let clientUsed = ownCPUSeconds() - client
-    var d = daemonSeconds[size] ?? (0, 0)
-    var c = clientSeconds[size] ?? (0, 0)
-    var n = operations[size] ?? (0, 0)
-    if lookup {
-      lookupRates[size, default: []].append(Double(count) / wall)
-      d.lookup += daemonUsed
-      c.lookup += clientUsed
-      n.lookup += count
-    } else {
-      storeRates[size, default: []].append(Double(count) / wall)
-      d.store += daemonUsed
-      c.store += clientUsed
-      n.store += count
+  /// Adds items until there are `size`.
+  func fill(to size: Int) throws {
+    while stored < size {
+      try service.store(stored, in: collection)
+      stored += 1
     }
-    (daemonSeconds[size], clientSeconds[size], operations[size]) = (d, c, n)
   }
 
-  func storeRate(_ size: Int) -> Double { median(storeRates[size] ?? []) }
-  func lookupRate(_ size: Int) -> Double { median(lookupRates[size] ?? []) }
-  func micros(_ seconds: Double, _ count: Int) -> Double { count > 0 ? seconds * 1e6 / Double(count) : 0 }
-}
+  /// Replaces `count` of the items there are, spread over all of them.
+  func measureStores(_ size: Int, count: Int, round: Int) throws {
+    let wall = try seconds {
+      for step in 0..<count { try service.store(spread(round, step, count, size), in: collection) }
+    }
+    storeRates[size, default: Samples()].append(Double(count) / wall)
+  }
 
-func median(_ values: [Double]) -> Double {
-  guard !values.isEmpty else { return 0 }
-  let sorted = values.sorted()
-  return sorted[sorted.count / 2]
+  func measureLookups(_ size: Int, count: Int, round: Int) throws {
+    let (daemon, client) = (cpuSeconds(instance.pid), ownCPUSeconds())
+    let wall = try seconds { for step in 0..<count { try service.lookup(spread(round, step, count, size)) } }
+    lookupRates[size, default: Samples()].append(Double(count) / wall)
+    var cpu = lookupCPU[size] ?? (Samples(), Samples())
+    cpu.daemon.append((cpuSeconds(instance.pid) - daemon) / Double(count))
+    cpu.client.append((ownCPUSeconds() - client) / Double(count))
+    lookupCPU[size] = cpu
+  }
+
+  /// Item indexes that visit the whole collection, in an order that differs from round to round.
+  private func spread(_ round: Int, _ step: Int, _ count: Int, _ size: Int) -> Int {
+    ((round * count + step) * 7919) % size
+  }
 }
 
 /// User + system CPU seconds of `pid` (/proc/PID/stat fields 14 and 15).
@@ -162,83 +165,75 @@ func memoryKiB(_ pid: Int32) -> (resident: Int, anonymous: Int) {
   return (field("VmRSS"), field("RssAnon"))
 }
 
-func seconds(_ body: () throws -> Void) rethrows -> Double {
-  let start = DispatchTime.now().uptimeNanoseconds
-  try body()
-  return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-}
-
 let sizes = [300, 1300]
-/// Stores go in chunks of this many per provider, alternating; lookups in rounds of this many.
-let storeChunk = 50
-let lookupRounds = 7
-let lookupsPerRound = 400
+let rounds = 7
+let storesPerRound = 40
+let lookupsPerRound = 300
 
-print("secretd vs gnome-keyring: libsecret secret_service_store_sync / secret_service_lookup_sync, one client,")
-print("both providers up at once, measured in alternation (stores in chunks of \(storeChunk), lookups in \(lookupRounds) rounds of \(lookupsPerRound)); rates are medians")
-/// Both providers at once, measured in alternation.
+print("secretd vs gnome-keyring: libsecret secret_service_store_sync / secret_service_lookup_sync, one client;")
+print("stores replace items (the count stays at the fill level); \(rounds) rounds of \(storesPerRound) stores and")
+print("\(lookupsPerRound) lookups per side, order rotating; medians with interquartile ranges")
+
+/// The three sides, each provider on a bus of its own, all up at once.
 func compare() async throws {
-  try await withProvider(.secretd) { secretdInstance in
-    try await withProvider(.gnomeKeyring) { keyringInstance in
-      let subjects = [try Subject(secretdInstance), try Subject(keyringInstance)]
-      for size in sizes {
-        while subjects.contains(where: { $0.stored < size }) {
-          for subject in subjects where subject.stored < size {
-            let range = subject.stored..<min(size, subject.stored + storeChunk)
-            try subject.timed(size, lookup: false, count: range.count) { for index in range { try subject.service.store(index) } }
-            subject.stored = range.upperBound
+  try await withProvider(.secretd) { secretd in
+    try await withProvider(.gnomeKeyring) { keyringSession in
+      try await withProvider(.gnomeKeyring) { keyringLogin in
+        let subjects = [
+          try Subject("secretd (memory)", secretd, collection: "default"),
+          try Subject("gnome-keyring session (memory)", keyringSession, collection: "session"),
+          try Subject("gnome-keyring login (disk)", keyringLogin, collection: "default"),
+        ]
+        for size in sizes {
+          for subject in subjects { try subject.fill(to: size) }
+          try alternating(rounds: rounds, sides: subjects.count) { round, side in
+            try subjects[side].measureStores(size, count: storesPerRound, round: round)
+          }
+          try alternating(rounds: rounds, sides: subjects.count) { round, side in
+            try subjects[side].measureLookups(size, count: lookupsPerRound, round: round)
           }
         }
-        for round in 0..<lookupRounds {
-          // Alternate which provider goes first, so neither always follows the other.
-          for subject in round.isMultiple(of: 2) ? subjects : subjects.reversed() {
-            try subject.timed(size, lookup: true, count: lookupsPerRound) {
-              for step in 0..<lookupsPerRound { try subject.service.lookup(((round * lookupsPerRound + step) * 7919) % size) }
-            }
-          }
-        }
-        for subject in subjects {
-          let d = subject.daemonSeconds[size] ?? (0, 0)
-          let c = subject.clientSeconds[size] ?? (0, 0)
-          let n = subject.operations[size] ?? (0, 0)
-          let wallLookup = 1e6 / max(subject.lookupRate(size), 1)
-          let daemonLookup = subject.micros(d.lookup, n.lookup)
-          let clientLookup = subject.micros(c.lookup, n.lookup)
-          print(
-            "  \(subject.name) at \(size) items: \(Int(subject.storeRate(size))) stores/s, \(Int(subject.lookupRate(size))) lookups/s; "
-              + "per store: daemon CPU \(Int(subject.micros(d.store, n.store))) µs, client CPU \(Int(subject.micros(c.store, n.store))) µs; "
-              + "per lookup: \(Int(wallLookup)) µs = daemon CPU \(Int(daemonLookup)) + client CPU \(Int(clientLookup)) "
-              + "+ rest \(Int(max(0, wallLookup - daemonLookup - clientLookup))) (bus daemon, wake-ups)")
-        }
+        for subject in subjects { subject.memory = memoryKiB(subject.instance.pid) }
+        report(subjects)
       }
-      for subject in subjects { subject.memory = memoryKiB(subject.instance.pid) }
-      report(secretd: subjects[0], keyring: subjects[1])
     }
   }
 }
 
 try await compare()
 
-func format(_ value: Double) -> String { String(format: "%.0f", value) }
-func ratio(_ a: Double, _ b: Double) -> String { b > 0 ? String(format: "%.1fx", a / b) : "n/a" }
-
-/// The table, memory and flatness lines.
-func report(secretd: Subject, keyring: Subject) {
-  print("")
-  print("| items | secretd stores/s | gnome-keyring stores/s | ratio | secretd lookups/s | gnome-keyring lookups/s | ratio |")
-  print("|---|---|---|---|---|---|---|")
+/// The tables (rates, and secretd's advantage round by round), the time per lookup, memory.
+func report(_ subjects: [Subject]) {
+  let secretd = subjects[0]
   for size in sizes {
-    let (ss, ks) = (secretd.storeRate(size), keyring.storeRate(size))
-    let (sl, kl) = (secretd.lookupRate(size), keyring.lookupRate(size))
-    print("| \(size) | \(format(ss)) | \(format(ks)) | \(ratio(ss, ks)) | \(format(sl)) | \(format(kl)) | \(ratio(sl, kl)) |")
+    print("")
+    print("At \(size) items:")
+    print("| | stores/s | secretd is × faster | lookups/s | secretd is × faster |")
+    print("|---|---|---|---|---|")
+    for subject in subjects {
+      let stores = subject.storeRates[size] ?? Samples()
+      let lookups = subject.lookupRates[size] ?? Samples()
+      let isSecretd = subject === secretd
+      let storeRatio = isSecretd ? "" : Samples.ratios(secretd.storeRates[size] ?? Samples(), stores).formatted(1)
+      let lookupRatio = isSecretd ? "" : Samples.ratios(secretd.lookupRates[size] ?? Samples(), lookups).formatted(1)
+      print("| \(subject.name) | \(stores) | \(storeRatio) | \(lookups) | \(lookupRatio) |")
+    }
+    for subject in subjects {
+      let wall = 1e6 / max((subject.lookupRates[size] ?? Samples()).median, 1)
+      let daemon = (subject.lookupCPU[size]?.daemon.median ?? 0) * 1e6
+      let client = (subject.lookupCPU[size]?.client.median ?? 0) * 1e6
+      print(
+        "  \(subject.name): a lookup takes \(Int(wall)) µs = daemon CPU \(Int(daemon)) + client CPU \(Int(client)) "
+          + "+ rest \(Int(max(0, wall - daemon - client))) (bus daemon, wake-ups)")
+    }
   }
   print("")
-  print(
-    "memory after 1,300 items: secretd \(secretd.memory.resident) KiB resident (\(secretd.memory.anonymous) KiB private), "
-      + "gnome-keyring \(keyring.memory.resident) KiB (\(keyring.memory.anonymous) KiB private); "
-      + "resident \(ratio(Double(keyring.memory.resident), Double(secretd.memory.resident))) smaller, "
-      + "private \(ratio(Double(keyring.memory.anonymous), Double(secretd.memory.anonymous))) smaller")
-  let flatStore = secretd.storeRate(1300) / max(secretd.storeRate(300), 1)
-  let flatLookup = secretd.lookupRate(1300) / max(secretd.lookupRate(300), 1)
-  print("secretd flatness (rate at 1,300 / rate at 300): stores \(String(format: "%.2f", flatStore)), lookups \(String(format: "%.2f", flatLookup))")
+  for subject in subjects {
+    print(
+      "memory after \(sizes.last ?? 0) items: \(subject.name) \(subject.memory.resident) KiB resident "
+        + "(\(subject.memory.anonymous) KiB private)")
+  }
+  let flatStore = (secretd.storeRates[1300]?.median ?? 0) / max(secretd.storeRates[300]?.median ?? 1, 1)
+  let flatLookup = (secretd.lookupRates[1300]?.median ?? 0) / max(secretd.lookupRates[300]?.median ?? 1, 1)
+  print(String(format: "secretd flatness (rate at 1,300 / rate at 300): stores %.2f, lookups %.2f", flatStore, flatLookup))
 }

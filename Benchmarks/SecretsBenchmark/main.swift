@@ -2,6 +2,9 @@
 // - writes reaching the provider for 10,000 mutations inside one window (the limit is 1);
 // - latency of an explicit save() against one plain SecretClient write of the same bytes;
 // - how long a change written by another connection takes to reach a subscribed value.
+// Latencies are medians with interquartile ranges; save() and the plain write alternate, which
+// goes first rotating, and their ratio is taken pair by pair.
+import BenchmarkSupport
 import Foundation
 import Secrets
 import SecretTestSupport
@@ -48,32 +51,35 @@ func measure(_ provider: Provider) async throws {
       // 2. Explicit save against a plain write.
       let token = Shared<String>(wrappedValue: "", .secret(service: "bench", account: "save"))
       let rounds = 200
-      var saveTime = Duration.zero
-      var rawTime = Duration.zero
+      var times = [Samples(), Samples()]
       for round in 0..<rounds {
         token.withLock { $0 = "value \(round)" }
-        saveTime += try await clock.measure { try await token.save() }
-        rawTime += try clock.measure {
-          try client.write(SecretValue("\"value \(round)\""), service: "bench", account: "raw")
+        for side in round.isMultiple(of: 2) ? [0, 1] : [1, 0] {
+          if side == 0 {
+            times[0].append(try await seconds { try await token.save() } * 1e3)
+          } else {
+            times[1].append(try seconds {
+              try client.write(SecretValue("\"value \(round)\""), service: "bench", account: "raw")
+            } * 1e3)
+          }
         }
       }
-      let save = milliseconds(saveTime) / Double(rounds)
-      let raw = milliseconds(rawTime) / Double(rounds)
-      print(String(format: "  save(): %.2f ms, one plain SecretClient write: %.2f ms, ratio %.2f", save, raw, save / raw))
+      print("  save(): \(times[0].formatted(2)) ms; one plain SecretClient write: \(times[1].formatted(2)) ms")
+      print("  save() / plain write, pair by pair: \(Samples.ratios(times[0], times[1]).formatted(2))")
 
       // 3. A change from another connection reaching a subscribed value.
       let watched = Shared<Int>(wrappedValue: 0, .secret(service: "bench", account: "live"))
       let other = instance.client()
-      var total = Duration.zero
-      let changes = 50
-      for change in 1...changes {
+      var latencies = Samples()
+      for change in 1...50 {
         var values = watched.values.makeAsyncIterator()
-        let start = clock.now
-        try await other.write(SecretValue("\(change)"), attributes: SecretClient.attributes(service: "bench", account: "live"), exactly: true)
-        while let value = await values.next(), value != change {}
-        total += clock.now - start
+        latencies.append(try await seconds {
+          try await other.write(
+            SecretValue("\(change)"), attributes: SecretClient.attributes(service: "bench", account: "live"), exactly: true)
+          while let value = await values.next(), value != change {}
+        } * 1e3)
       }
-      print(String(format: "  a change by another connection reaches the value in %.2f ms (mean of %d)", milliseconds(total) / Double(changes), changes))
+      print("  a change by another connection reaches the value in \(latencies.formatted(2)) ms")
     }
   }
 }
