@@ -23,15 +23,16 @@ let package = Package(
     // Libraries.
     .target(name: "SecretClient", dependencies: ["CLibSecret"], swiftSettings: swiftSettings),
     .target(name: "SharedState", dependencies: ["SystemCalls"], swiftSettings: swiftSettings),
-    // The operating system's calls, typed (errno, descriptors, signals, time), for every module.
+    // The operating system's calls, typed (errno, descriptors, files, signals, time, processes, memory, locks,
+    // terminals), for every module.
     .target(name: "SystemCalls", swiftSettings: swiftSettings),
     .target(name: "Secrets", dependencies: ["SharedState", "SecretClient"], swiftSettings: swiftSettings),
     .target(name: "SecretDaemon", dependencies: ["CLibSecret", "CGcrypt", "SystemCalls"], swiftSettings: swiftSettings),
-    .target(name: "SecretCLI", dependencies: ["SecretClient"], swiftSettings: swiftSettings),
+    .target(name: "SecretCLI", dependencies: ["SecretClient", "SystemCalls"], swiftSettings: swiftSettings),
 
     // Executables.
     .executableTarget(name: "secretd", dependencies: ["SecretDaemon", "SystemCalls"], swiftSettings: swiftSettings),
-    .executableTarget(name: "secretctl", dependencies: ["SecretCLI"], swiftSettings: swiftSettings),
+    .executableTarget(name: "secretctl", dependencies: ["SecretCLI", "SystemCalls"], swiftSettings: swiftSettings),
 
     // Test support: private buses and real providers for every test target.
     .target(

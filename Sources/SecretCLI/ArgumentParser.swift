@@ -1,18 +1,19 @@
 // The table types of the command line and the one generic parser every command goes through.
 // Commands declare what they accept; parsing, usage errors, help text and shell completion are
 // all derived from those declarations, so they can never disagree.
+import SystemCalls
 
 /// A positional argument of a command, such as `SERVICE` or `[ACCOUNT]`.
-public struct ArgumentSpec: Sendable, Hashable {
-  public var name: String
-  public var help: String
-  public var isOptional: Bool
+struct ArgumentSpec: Sendable, Hashable {
+  var name: String
+  var help: String
+  var isOptional: Bool
   /// Takes every remaining positional word (at least one unless also optional).
-  public var isVariadic: Bool
+  var isVariadic: Bool
   /// Words offered by shell completion (not enforced: the command validates).
-  public var completions: [String]
+  var completions: [String]
 
-  public init(_ name: String, _ help: String, optional: Bool = false, variadic: Bool = false, completions: [String] = []) {
+  init(_ name: String, _ help: String, optional: Bool = false, variadic: Bool = false, completions: [String] = []) {
     self.name = name
     self.help = help
     self.isOptional = optional
@@ -28,18 +29,18 @@ public struct ArgumentSpec: Sendable, Hashable {
 }
 
 /// An option of a command: a flag (`--json`) or one that takes a value (`--label TEXT`).
-public struct OptionSpec: Sendable, Hashable {
+struct OptionSpec: Sendable, Hashable {
   /// The long name without dashes; parsed values are keyed by it.
-  public var long: String
-  public var short: Character?
+  var long: String
+  var short: Character?
   /// The placeholder shown for the value (`TEXT`); `nil` makes the option a flag.
-  public var valueName: String?
-  public var isRepeatable: Bool
-  public var help: String
+  var valueName: String?
+  var isRepeatable: Bool
+  var help: String
   /// Values offered by shell completion (not enforced: the command validates).
-  public var completions: [String]
+  var completions: [String]
 
-  public init(
+  init(
     _ long: String, short: Character? = nil, value valueName: String? = nil, repeatable: Bool = false,
     completions: [String] = [], help: String
   ) {
@@ -51,7 +52,7 @@ public struct OptionSpec: Sendable, Hashable {
     self.completions = completions
   }
 
-  public var isFlag: Bool { valueName == nil }
+  var isFlag: Bool { valueName == nil }
 
   /// `-e, --env VAR=SERVICE[/ACCOUNT]` as help shows it.
   var synopsis: String {
@@ -64,22 +65,22 @@ public struct OptionSpec: Sendable, Hashable {
 }
 
 /// One command of the table: what it is called, what it takes, and what runs it.
-public struct CommandSpec: Sendable {
-  public var name: String
-  public var summary: String
+struct CommandSpec: Sendable {
+  var name: String
+  var summary: String
   /// Paragraphs shown after the usage line in `--help`: exit statuses, examples, caveats.
-  public var discussion: String
-  public var arguments: [ArgumentSpec]
-  public var options: [OptionSpec]
+  var discussion: String
+  var arguments: [ArgumentSpec]
+  var options: [OptionSpec]
   /// Stop reading options at the first positional word, as env(1) does, so that
   /// `exec -e X=s sh -c '…'` passes `-c` to the command rather than to us.
-  public var optionsEndAtFirstPositional: Bool
-  public var run: @Sendable (ParsedArguments, Console) throws(CLIError) -> Int32
+  var optionsEndAtFirstPositional: Bool
+  var run: @Sendable (ParsedArguments, Console) throws(CLIError) -> ExitStatus
 
-  public init(
+  init(
     _ name: String, summary: String, discussion: String = "", arguments: [ArgumentSpec] = [],
     options: [OptionSpec] = [], optionsEndAtFirstPositional: Bool = false,
-    run: @escaping @Sendable (ParsedArguments, Console) throws(CLIError) -> Int32
+    run: @escaping @Sendable (ParsedArguments, Console) throws(CLIError) -> ExitStatus
   ) {
     self.name = name
     self.summary = summary
@@ -95,27 +96,27 @@ public struct CommandSpec: Sendable {
 }
 
 /// What the parser found: positional words by argument name, option values by long name.
-public struct ParsedArguments: Sendable, Hashable {
-  public var arguments: [String: [String]] = [:]
-  public var options: [String: [String]] = [:]
-  public var flags: Set<String> = []
+struct ParsedArguments: Sendable, Hashable {
+  var arguments: [String: [String]] = [:]
+  var options: [String: [String]] = [:]
+  var flags: Set<String> = []
 
-  public init(arguments: [String: [String]] = [:], options: [String: [String]] = [:], flags: Set<String> = []) {
+  init(arguments: [String: [String]] = [:], options: [String: [String]] = [:], flags: Set<String> = []) {
     self.arguments = arguments
     self.options = options
     self.flags = flags
   }
 
   /// The single word given for a positional argument, if any.
-  public func argument(_ name: String) -> String? { arguments[name]?.first }
+  func argument(_ name: String) -> String? { arguments[name]?.first }
   /// Every word of a variadic argument.
-  public func all(_ name: String) -> [String] { arguments[name] ?? [] }
+  func all(_ name: String) -> [String] { arguments[name] ?? [] }
   /// The last value of an option (a repeated non-repeatable option is a usage error anyway).
-  public func option(_ long: String) -> String? { options[long]?.last }
-  public func values(_ long: String) -> [String] { options[long] ?? [] }
-  public func flag(_ long: String) -> Bool { flags.contains(long) }
+  func option(_ long: String) -> String? { options[long]?.last }
+  func values(_ long: String) -> [String] { options[long] ?? [] }
+  func flag(_ long: String) -> Bool { flags.contains(long) }
 
-  public var wantsHelp: Bool { flag(OptionSpec.help.long) }
+  var wantsHelp: Bool { flag(OptionSpec.help.long) }
 }
 
 extension CommandSpec {
@@ -124,7 +125,7 @@ extension CommandSpec {
   /// Accepts `--name value`, `--name=value`, `-n value`, `-nvalue`; `--` ends options; a lone
   /// `-` is a positional word. `--help` wins over every other problem, so a user who asks for
   /// help gets it even after a mistake earlier on the line.
-  public func parse(_ words: [String]) throws(CLIError) -> ParsedArguments {
+  func parse(_ words: [String]) throws(CLIError) -> ParsedArguments {
     var parsed = ParsedArguments()
     var positionals: [String] = []
     var problem: CLIError?

@@ -1,36 +1,36 @@
-public import SecretClient
+import SecretClient
+import SystemCalls
 
-/// The exit statuses of secretctl, as its help and README document them.
-public enum ExitStatus {
-  public static let success: Int32 = 0
-  public static let notFound: Int32 = 1
-  public static let usage: Int32 = 2
-  public static let serviceError: Int32 = 3
+/// The exit statuses of secretctl, as its help and README document them (0 is `.success`).
+extension ExitStatus {
+  static let notFound = ExitStatus(rawValue: 1)
+  static let usage = ExitStatus(rawValue: 2)
+  static let serviceError = ExitStatus(rawValue: 3)
   /// `exec`: the command was found but could not be run (as env(1)).
-  public static let cannotExecute: Int32 = 126
+  static let cannotExecute = ExitStatus(rawValue: 126)
   /// `exec`: the command was not found (as env(1)).
-  public static let commandNotFound: Int32 = 127
+  static let commandNotFound = ExitStatus(rawValue: 127)
 }
 
 /// A failure that ends the command: an exit status and one line for stderr saying what to do.
 /// Messages name services, accounts and collections, never a secret.
-public struct CLIError: Error, Sendable, Hashable, CustomStringConvertible {
-  public var status: Int32
-  public var message: String
+struct CLIError: Error, Sendable, Hashable, CustomStringConvertible {
+  var status: ExitStatus
+  var message: String
 
-  public init(status: Int32, _ message: String) {
+  init(status: ExitStatus, _ message: String) {
     self.status = status
     self.message = message
   }
 
-  public var description: String { message }
+  var description: String { message }
 
-  public static func usage(_ message: String) -> CLIError { CLIError(status: ExitStatus.usage, message) }
-  public static func notFound(_ message: String) -> CLIError { CLIError(status: ExitStatus.notFound, message) }
-  public static func service(_ message: String) -> CLIError { CLIError(status: ExitStatus.serviceError, message) }
+  static func usage(_ message: String) -> CLIError { CLIError(status: .usage, message) }
+  static func notFound(_ message: String) -> CLIError { CLIError(status: .notFound, message) }
+  static func service(_ message: String) -> CLIError { CLIError(status: .serviceError, message) }
 
   /// How a client error reads on the command line, and which status it ends with.
-  public init(_ error: SecretError) {
+  init(_ error: SecretError) {
     switch error {
     case .serviceUnavailable(let busName):
       self = .service(

@@ -14,7 +14,7 @@ enum CollectionCommands {
     let target = CollectionID(arguments.argument(collection.name) ?? "default")
     let client = console.client()
     try service { () throws(SecretError) in try client.lock(target) }
-    return ExitStatus.success
+    return .success
   }
 
   static let unlock = CommandSpec(
@@ -29,7 +29,7 @@ enum CollectionCommands {
     let target = CollectionID(arguments.argument(collection.name) ?? "default")
     let client = console.client()
     try service { () throws(SecretError) in try client.unlock(target) }
-    return ExitStatus.success
+    return .success
   }
 
   static let status = CommandSpec(
@@ -54,7 +54,7 @@ enum CollectionCommands {
     } else {
       console.print(text(provider, collections, defaultPath))
     }
-    return ExitStatus.success
+    return .success
   }
 
   private static func text(_ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?) -> String {

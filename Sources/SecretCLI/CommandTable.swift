@@ -1,6 +1,6 @@
 // The table of commands: everything the parser, help and completion know comes from here.
 
-public let secretctlVersion = "0.1.0"
+package let secretctlVersion = "0.1.0"
 
 /// Arguments and options shared by several commands, declared once so they read the same.
 enum Common {
@@ -14,7 +14,7 @@ enum Common {
 }
 
 /// Every command, in the order help lists them.
-public let commandTable: [CommandSpec] = [
+let commandTable: [CommandSpec] = [
   ItemCommands.get, ItemCommands.set, ItemCommands.delete, ItemCommands.search,
   CollectionCommands.lock, CollectionCommands.unlock, CollectionCommands.status,
   ExecCommand.spec, GitCredential.spec, Completion.spec,

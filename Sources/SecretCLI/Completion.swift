@@ -18,7 +18,7 @@ enum Completion {
     case "fish": console.print(fish(commandTable))
     case let other: throw .usage("no completion for shell '\(other ?? "")'; choose bash, zsh or fish; see `secretctl completion --help`")
     }
-    return ExitStatus.success
+    return .success
   }
 
   // MARK: bash

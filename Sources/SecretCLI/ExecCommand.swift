@@ -1,5 +1,6 @@
 // exec: run a command with secrets in its environment, by becoming it.
 import SecretClient
+import SystemCalls
 
 enum ExecCommand {
   static let spec = CommandSpec(
@@ -43,13 +44,15 @@ enum ExecCommand {
       guard !value.bytes.contains(0), value.isText else {
         throw .usage("the secret for \(binding.variable) is binary (not UTF-8 text without NUL) and cannot go in an environment variable; nothing was run")
       }
-      guard Syscalls.setEnvironment(binding.variable, value.bytes) else {
-        throw .usage("cannot set the environment variable \(binding.variable)")
+      let set = value.bytes.withUnsafeBytes { bytes in
+        Result { () throws(Errno) in try Environment.set(binding.variable, to: bytes) }
       }
+      guard case .success = set else { throw .usage("cannot set the environment variable \(binding.variable)") }
     }
-    let failure = Syscalls.execute(command, arguments.all("ARG"))
-    console.report("cannot run \(command): \(Syscalls.errorText(failure))")
-    return Syscalls.meansNotFound(failure) ? ExitStatus.commandNotFound : ExitStatus.cannotExecute
+    let failure = execute(command, arguments: [command] + arguments.all("ARG"), searchingPath: true)
+    console.report("cannot run \(command): \(failure)")
+    // env(1) exits 127 for a command that does not exist.
+    return failure == .noSuchFile || failure == .notDirectory ? .commandNotFound : .cannotExecute
   }
 
   /// One `-e VAR=SERVICE[/ACCOUNT]`.

@@ -1,6 +1,7 @@
 // git-credential: git's credential helper protocol, storing items the way git's own libsecret
 // helper (git/contrib/credential/libsecret) does, so either helper finds what the other stored.
 import SecretClient
+import SystemCalls
 
 enum GitCredential {
   static let spec = CommandSpec(
@@ -16,7 +17,7 @@ enum GitCredential {
   ) { arguments, console throws(CLIError) in
     let action = arguments.argument("ACTION") ?? ""
     // git's protocol: a helper silently ignores an action it does not know.
-    guard ["get", "store", "erase"].contains(action) else { return ExitStatus.success }
+    guard ["get", "store", "erase"].contains(action) else { return .success }
     var input = SecretBuffer()
     guard input.read(from: console.input, until: endsWithBlankLine) else {
       throw .usage("cannot read the credential from stdin")
@@ -29,7 +30,7 @@ enum GitCredential {
     case "store": try store(credential, client: client)
     default: try erase(credential, client: client)
     }
-    return ExitStatus.success
+    return .success
   }
 
   /// The schema name git's helper stores under; libsecret also records it as `xdg:schema`.
@@ -41,7 +42,7 @@ enum GitCredential {
     var items = try service { () throws(SecretError) in
       try client.search(credential.attributes, includeSecrets: true)
     }
-    defer { for index in items.indices { items[index].secret?.bytes.withUnsafeMutableBytes { Syscalls.wipe($0) } } }
+    defer { for index in items.indices { items[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) } } }
     let readable = items.filter { $0.secret != nil }.sorted { $0.modified > $1.modified }
     guard let item = readable.first, let secret = item.secret else {
       if let locked = items.first(where: \.isLocked) {

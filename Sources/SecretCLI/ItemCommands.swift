@@ -1,5 +1,6 @@
 // get, set, delete, search: one item or a few, found by service and account or by attributes.
 import SecretClient
+import SystemCalls
 
 enum ItemCommands {
   static let get = CommandSpec(
@@ -31,7 +32,7 @@ enum ItemCommands {
       guard written else { throw .service("cannot write the secret to stdout") }
       if console.outputIsTerminal { console.print("\n") }
     }
-    return ExitStatus.success
+    return .success
   }
 
   static let set = CommandSpec(
@@ -67,7 +68,7 @@ enum ItemCommands {
           "--ttl needs secretd, which expires items; \(provider.executable ?? provider.uniqueName) keeps them forever, "
             + "so nothing was stored. Drop --ttl, or use secretd (`secretd --replace &`)")
       }
-      let (expiry, overflow) = UInt64(Syscalls.now()).addingReportingOverflow(seconds)
+      let (expiry, overflow) = UInt64(max(0, WallClock.seconds)).addingReportingOverflow(seconds)
       guard !overflow else { throw .usage("--ttl \(ttl) is too long; see `secretctl set --help`") }
       attributes[expiryAttribute] = String(expiry)
     }
@@ -90,7 +91,7 @@ enum ItemCommands {
       try client.write(value, attributes: attributes, label: label, in: collection, exactly: true)
       try removeSuperseded(by: attributes, in: collection, client: client)
     }
-    return ExitStatus.success
+    return .success
   }
 
   static let delete = CommandSpec(
@@ -116,7 +117,7 @@ enum ItemCommands {
     }
     let deleted = try SecretCLI.service { () throws(SecretError) in try client.delete(attributes, in: collection) }
     guard deleted else { throw .notFound("no secret for \(describe(service, account)); nothing was deleted") }
-    return ExitStatus.success
+    return .success
   }
 
   static let search = CommandSpec(
@@ -142,14 +143,14 @@ enum ItemCommands {
     var items = try SecretCLI.service { () throws(SecretError) in
       try client.search(attributes, includeSecrets: showSecrets, in: collection)
     }
-    defer { for index in items.indices { items[index].secret?.bytes.withUnsafeMutableBytes { Syscalls.wipe($0) } } }
+    defer { for index in items.indices { items[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) } } }
     items.sort { ($0.label, $0.path) < ($1.label, $1.path) }
     if arguments.flag("json") {
       console.print(JSON.array(items.map { json($0, showSecrets: showSecrets) }).rendered)
     } else {
       console.print(items.map { text($0, showSecrets: showSecrets) }.joined(separator: "\n"))
     }
-    return items.isEmpty ? ExitStatus.notFound : ExitStatus.success
+    return items.isEmpty ? .notFound : .success
   }
 }
 

@@ -1,3 +1,5 @@
+import SystemCalls
+
 /// Bytes of a secret in memory this process owns, zeroed when they are replaced or released.
 ///
 /// Growing copies into a new allocation and wipes the old one, so no stale copy is left behind
@@ -11,7 +13,7 @@ struct SecretBuffer: ~Copyable {
   }
 
   deinit {
-    Syscalls.wipe(storage)
+    Memory.wipe(storage)
     storage.deallocate()
   }
 
@@ -19,11 +21,11 @@ struct SecretBuffer: ~Copyable {
 
   /// Reads `descriptor` to its end, or until `stop` says the bytes so far are enough.
   /// Returns false on a read error.
-  mutating func read(from descriptor: Int32, until stop: (UnsafeRawBufferPointer) -> Bool = { _ in false }) -> Bool {
+  mutating func read(from descriptor: FileDescriptor, until stop: (UnsafeRawBufferPointer) -> Bool = { _ in false }) -> Bool {
     while true {
       if count == storage.count { grow() }
       let free = UnsafeMutableRawBufferPointer(rebasing: storage[count...])
-      guard let got = Syscalls.read(descriptor, into: free) else { return false }
+      guard let got = try? descriptor.read(into: free) else { return false }
       if got == 0 { return true }
       count += got
       if stop(bytes) { return true }
@@ -39,7 +41,7 @@ struct SecretBuffer: ~Copyable {
   /// Drops bytes from the end, wiping them.
   mutating func removeLast(_ dropped: Int) {
     let dropped = min(dropped, count)
-    Syscalls.wipe(UnsafeMutableRawBufferPointer(rebasing: storage[(count - dropped)..<count]))
+    Memory.wipe(UnsafeMutableRawBufferPointer(rebasing: storage[(count - dropped)..<count]))
     count -= dropped
   }
 
@@ -52,7 +54,7 @@ struct SecretBuffer: ~Copyable {
   private mutating func grow() {
     let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: storage.count * 2, alignment: 1)
     larger.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[..<count]))
-    Syscalls.wipe(storage)
+    Memory.wipe(storage)
     storage.deallocate()
     storage = larger
   }
@@ -66,6 +68,6 @@ extension SecretBuffer {
 
 /// Zeroes an array's bytes in place (best effort: copies made elsewhere are out of reach).
 func wipe(_ bytes: inout [UInt8]) {
-  bytes.withUnsafeMutableBytes { Syscalls.wipe($0) }
+  bytes.withUnsafeMutableBytes { Memory.wipe($0) }
   bytes = []
 }

@@ -1,9 +1,11 @@
+package import SystemCalls
+
 /// Runs secretctl with the words after the program name and returns the exit status.
 ///
 /// ```swift
-/// exit(secretctlMain(Array(CommandLine.arguments.dropFirst())))
+/// secretctlMain(Array(CommandLine.arguments.dropFirst())).exit()
 /// ```
-public func secretctlMain(_ arguments: [String], console: Console = .standard) -> Int32 {
+package func secretctlMain(_ arguments: [String], console: Console = .standard) -> ExitStatus {
   do {
     return try dispatch(arguments, console: console)
   } catch {
@@ -12,7 +14,7 @@ public func secretctlMain(_ arguments: [String], console: Console = .standard) -
   }
 }
 
-private func dispatch(_ arguments: [String], console: Console) throws(CLIError) -> Int32 {
+private func dispatch(_ arguments: [String], console: Console) throws(CLIError) -> ExitStatus {
   guard let first = arguments.first else {
     throw .usage("no command given; see `secretctl --help`")
   }
@@ -24,10 +26,10 @@ private func dispatch(_ arguments: [String], console: Console) throws(CLIError) 
     } else {
       console.print(programHelpText)
     }
-    return ExitStatus.success
+    return .success
   case "--version":
     console.print("secretctl \(secretctlVersion)\n")
-    return ExitStatus.success
+    return .success
   default:
     guard let spec = command(named: first) else {
       throw first.hasPrefix("-") ? .usage("unknown option \(first); see `secretctl --help`") : unknownCommand(first)
@@ -35,7 +37,7 @@ private func dispatch(_ arguments: [String], console: Console) throws(CLIError) 
     let parsed = try spec.parse(Array(arguments.dropFirst()))
     if parsed.wantsHelp {
       console.print(spec.helpText)
-      return ExitStatus.success
+      return .success
     }
     return try spec.run(parsed, console)
   }

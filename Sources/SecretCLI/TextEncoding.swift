@@ -4,6 +4,7 @@
 // 12 MB, and the dynamic loader relocates all of it before `main`, so every command, even
 // `--version`, started slower. Tests check the output against Foundation's.
 import FoundationEssentials
+import SystemCalls
 
 /// Standard base64 with padding (RFC 4648 §4), as `Data.base64EncodedString()` writes it.
 func base64(_ bytes: [UInt8]) -> String {
@@ -27,13 +28,7 @@ func base64(_ bytes: [UInt8]) -> String {
 /// `2026-11-30T01:34:44Z`: UTC, whole seconds, as `Date.formatted(.iso8601)` writes it.
 func iso8601(_ date: Date) -> String {
   let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
-  guard let time = Syscalls.universalTime(seconds) else { return String(seconds) }
-  func padded(_ value: Int32, _ width: Int) -> String {
-    let digits = String(value)
-    return String(repeating: "0", count: max(0, width - digits.count)) + digits
-  }
-  return padded(time.tm_year + 1900, 4) + "-" + padded(time.tm_mon + 1, 2) + "-" + padded(time.tm_mday, 2) + "T"
-    + padded(time.tm_hour, 2) + ":" + padded(time.tm_min, 2) + ":" + padded(time.tm_sec, 2) + "Z"
+  return UTCTime(secondsSince1970: seconds)?.iso8601 ?? String(seconds)
 }
 
 extension String {

@@ -50,7 +50,7 @@ package final class Daemon: @unchecked Sendable {
   static let scrubPath = "/org/freedesktop/secretd/scrub"
 
   /// Prepares the daemon; nothing is taken off the bus until ``start()``.
-  init(connection: BusConnection, configuration: Configuration, clock: any UnixClock) throws(GLibError) {
+  init(connection: BusConnection, configuration: Configuration, clock: any ExpiryClock) throws(GLibError) {
     Gcrypt.initialize()
     SecureMemory.allowUnlocked.store(configuration.allowUnlockedMemory, ordering: .relaxed)
     self.connection = connection
@@ -62,7 +62,7 @@ package final class Daemon: @unchecked Sendable {
   }
 
   package convenience init(connection: BusConnection, configuration: Configuration) throws(GLibError) {
-    try self.init(connection: connection, configuration: configuration, clock: SystemUnixClock())
+    try self.init(connection: connection, configuration: configuration, clock: SystemExpiryClock())
   }
 
   /// Arms expiry, follows clients leaving, and starts taking calls off the bus.

@@ -11,9 +11,38 @@ package struct FileDescriptor: Hashable, Sendable {
   package static let standardOutput = FileDescriptor(rawValue: 1)
   package static let standardError = FileDescriptor(rawValue: 2)
 
-  /// Opens `path`; the descriptor closes on exec. Wraps open(2).
-  package static func open(_ path: String, _ flags: CInt, permissions: UInt32 = 0o600) throws(Errno) -> FileDescriptor {
-    try FileDescriptor(rawValue: retryingOnInterrupt { Glibc.open(path, flags | O_CLOEXEC, mode_t(permissions)) })
+  /// How a file is opened: for reading, writing or both (`O_RDONLY`, `O_WRONLY`, `O_RDWR`).
+  package struct AccessMode: RawRepresentable, Hashable, Sendable {
+    package let rawValue: CInt
+    package init(rawValue: CInt) { self.rawValue = rawValue }
+
+    package static let readOnly = AccessMode(rawValue: O_RDONLY)
+    package static let writeOnly = AccessMode(rawValue: O_WRONLY)
+    package static let readWrite = AccessMode(rawValue: O_RDWR)
+  }
+
+  /// What else `open` does. Every descriptor it returns closes on exec, without asking.
+  package struct OpenOptions: OptionSet, Hashable, Sendable {
+    package let rawValue: CInt
+    package init(rawValue: CInt) { self.rawValue = rawValue }
+
+    /// Creates the file when it does not exist (`O_CREAT`).
+    package static let create = OpenOptions(rawValue: O_CREAT)
+    /// With ``create``: fails with ``Errno/exists`` when the file exists (`O_EXCL`).
+    package static let exclusiveCreate = OpenOptions(rawValue: O_EXCL)
+    /// Fails unless the path is a folder (`O_DIRECTORY`).
+    package static let directory = OpenOptions(rawValue: O_DIRECTORY)
+    /// A terminal opened this way does not become the controlling terminal (`O_NOCTTY`).
+    package static let noControllingTerminal = OpenOptions(rawValue: O_NOCTTY)
+  }
+
+  /// Opens `path`; the descriptor closes on exec. `permissions` apply to a file ``OpenOptions/create``
+  /// makes. Wraps open(2).
+  package static func open(
+    _ path: String, _ mode: AccessMode, options: OpenOptions = [], permissions: FilePermissions = .ownerReadWrite
+  ) throws(Errno) -> FileDescriptor {
+    let flags = mode.rawValue | options.rawValue | O_CLOEXEC
+    return try FileDescriptor(rawValue: retryingOnInterrupt { Glibc.open(path, flags, mode_t(permissions.rawValue)) })
   }
 
   /// Writes every byte, retrying partial writes and interruptions. Wraps write(2).
@@ -80,4 +109,13 @@ package struct FileDescriptor: Hashable, Sendable {
     }
     return pair
   }
+}
+
+/// The permission bits of a file (`mode_t`'s lower twelve), as in `FilePermissions(rawValue: 0o644)`.
+package struct FilePermissions: RawRepresentable, Hashable, Sendable {
+  package let rawValue: UInt32
+  package init(rawValue: UInt32) { self.rawValue = rawValue & 0o7777 }
+
+  /// `0o600`: read and write for the owner only.
+  package static let ownerReadWrite = FilePermissions(rawValue: 0o600)
 }

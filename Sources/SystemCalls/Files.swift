@@ -13,7 +13,7 @@ package enum Files {
   package static func read(_ path: String) throws(FileCallError) -> [UInt8]? {
     let file: FileDescriptor
     do {
-      file = try FileDescriptor.open(path, O_RDONLY)
+      file = try FileDescriptor.open(path, .readOnly)
     } catch .noSuchFile {
       return nil
     } catch {
@@ -31,10 +31,11 @@ package enum Files {
     do { try makeDirectories(directory) } catch { throw .failed(call: error.call, path: error.path, error.errno) }
     var info = stat()
     let existingMode: mode_t? = stat(path, &info) == 0 ? info.st_mode & 0o7777 : nil
-    let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let temporary = "\(directory)/.\(name).tmp-\(ProcessID.current)-\(UInt32.random(in: 0...UInt32.max))"
     let file: FileDescriptor
     do {
-      file = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, permissions: UInt32(existingMode ?? 0o644))
+      file = try FileDescriptor.open(
+        temporary, .writeOnly, options: [.create, .exclusiveCreate], permissions: FilePermissions(rawValue: existingMode ?? 0o644))
     } catch {
       throw .failed(call: "open", path: temporary, error)
     }
@@ -60,6 +61,16 @@ package enum Files {
   /// Removes a file; one that does not exist is not an error. Wraps unlink(2).
   package static func remove(_ path: String) throws(FileCallError) {
     if unlink(path) != 0, Errno.current != .noSuchFile { throw FileCallError(call: "unlink", path: path, errno: .current) }
+  }
+
+  /// Where the symbolic link at `path` points; nil when it is not one or cannot be read.
+  /// Wraps readlink(2).
+  package static func symbolicLinkTarget(_ path: String) -> String? {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let length = readlink(path, &buffer, buffer.count - 1)
+    guard length > 0 else { return nil }
+    // A target that is not UTF-8 would not survive the round trip through String: say none.
+    return String(validating: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   /// Wraps stat(2).
@@ -88,7 +99,7 @@ package enum Files {
   /// Syncs a folder; the error, if the sync failed where it can work. Wraps fsync(2).
   private static func syncDirectory(_ directory: String) -> Errno? {
     let folder: FileDescriptor
-    do { folder = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY) } catch { return error }
+    do { folder = try FileDescriptor.open(directory, .readOnly, options: .directory) } catch { return error }
     defer { folder.close() }
     do { try folder.sync() } catch {
       // Some file systems cannot sync a folder; the rename itself is already atomic there.

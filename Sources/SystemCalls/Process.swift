@@ -1,4 +1,5 @@
-// The running process: its ids, resource limits, and what it lets others see of it.
+// The running process: its ids, resource limits, environment, exit status, and the program it
+// runs.
 import Glibc
 
 /// A process id.
@@ -14,7 +15,7 @@ package struct ProcessID: Hashable, Sendable, CustomStringConvertible {
 
   /// The command name (`/proc/PID/comm`), if the process exists and may be read.
   package var command: String? {
-    guard let file = try? FileDescriptor.open("/proc/\(rawValue)/comm", O_RDONLY) else { return nil }
+    guard let file = try? FileDescriptor.open("/proc/\(rawValue)/comm", .readOnly) else { return nil }
     defer { file.close() }
     var buffer = [UInt8](repeating: 0, count: 64)
     guard let count = try? buffer.withUnsafeMutableBytes({ (raw) throws(Errno) -> Int in try file.read(into: raw) }), count > 0
@@ -56,4 +57,60 @@ package enum ResourceLimits {
     var limit = rlimit(rlim_cur: 0, rlim_max: 0)
     guard setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit) == 0 else { throw .current }
   }
+}
+
+/// The status a process exits with, as exit(3) takes it and its parent's wait(2) sees it.
+package struct ExitStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+  package let rawValue: Int32
+
+  package init(rawValue: Int32) { self.rawValue = rawValue }
+
+  package static let success = ExitStatus(rawValue: 0)
+  package static let failure = ExitStatus(rawValue: 1)
+
+  package var description: String { String(rawValue) }
+
+  /// Ends the process with this status, after the functions registered with ``runAtExit(_:)``
+  /// and with standard output flushed. Wraps exit(3).
+  package func exit() -> Never { Glibc.exit(rawValue) }
+}
+
+/// The environment of this process, which the programs it executes inherit.
+package enum Environment {
+  /// The value of `name`; nil when it is not set. Wraps getenv(3).
+  package static func value(of name: String) -> String? {
+    getenv(name).map { String(cString: $0) }
+  }
+
+  /// Sets `name` to `value`, replacing any value it had. Wraps setenv(3).
+  package static func set(_ name: String, to value: String) throws(Errno) {
+    guard setenv(name, value, 1) == 0 else { throw .current }
+  }
+
+  /// Sets `name` to the bytes of `value`, which must not contain NUL (``Errno/invalidArgument``
+  /// when they do). The terminated copy made for setenv(3) is wiped, so a secret passed this
+  /// way is left only in the environment itself. Wraps setenv(3).
+  package static func set(_ name: String, to value: UnsafeRawBufferPointer) throws(Errno) {
+    guard !value.contains(0) else { throw .invalidArgument }
+    let terminated = UnsafeMutableBufferPointer<CChar>.allocate(capacity: value.count + 1)
+    defer {
+      Memory.wipe(UnsafeMutableRawBufferPointer(terminated))
+      terminated.deallocate()
+    }
+    if value.count > 0 { UnsafeMutableRawBufferPointer(terminated).copyMemory(from: value) }
+    terminated[value.count] = 0
+    guard let base = terminated.baseAddress else { throw .invalidArgument }
+    guard setenv(name, base, 1) == 0 else { throw .current }
+  }
+}
+
+/// Replaces this process with `program`, giving it `arguments` (the first is its name, as
+/// `argv[0]`) and this process's environment. With `searchingPath`, a `program` without a
+/// slash is looked for in `PATH`, as a shell does. Returns only when that fails, with why.
+/// Wraps execv(3) and execvp(3).
+package func execute(_ program: String, arguments: [String], searchingPath: Bool = false) -> Errno {
+  var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+  defer { argv.forEach { free($0) } }
+  if searchingPath { execvp(program, &argv) } else { execv(program, &argv) }
+  return .current
 }

@@ -9,6 +9,7 @@ package struct Signal: Hashable, Sendable, CustomStringConvertible {
 
   package static let hangUp = Signal(rawValue: SIGHUP)
   package static let interrupt = Signal(rawValue: SIGINT)
+  package static let quit = Signal(rawValue: SIGQUIT)
   package static let kill = Signal(rawValue: SIGKILL)
   package static let brokenPipe = Signal(rawValue: SIGPIPE)
   package static let terminate = Signal(rawValue: SIGTERM)
@@ -20,6 +21,7 @@ package struct Signal: Hashable, Sendable, CustomStringConvertible {
     switch rawValue {
     case SIGHUP: "SIGHUP"
     case SIGINT: "SIGINT"
+    case SIGQUIT: "SIGQUIT"
     case SIGKILL: "SIGKILL"
     case SIGPIPE: "SIGPIPE"
     case SIGTERM: "SIGTERM"

@@ -45,6 +45,6 @@ package final class NativeSemaphore: @unchecked Sendable {
 
   /// Waits for a signal, retrying when a signal handler interrupts the wait.
   package func wait() {
-    while sem_wait(semaphore) != 0, errno == EINTR {}
+    _ = try? retryingOnInterrupt { sem_wait(semaphore) }
   }
 }

@@ -1,4 +1,4 @@
-import Glibc
 import SecretCLI
+import SystemCalls
 
-exit(secretctlMain(Array(CommandLine.arguments.dropFirst())))
+secretctlMain(Array(CommandLine.arguments.dropFirst())).exit()

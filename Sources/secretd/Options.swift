@@ -1,6 +1,7 @@
 // Command-line options of secretd. One table (`Options.flags`, with the limits from
 // SecretDaemon's `Limit`) drives both parsing and `--help`.
 import SecretDaemon
+import SystemCalls
 
 struct Options {
   var address: String?
@@ -11,10 +12,12 @@ struct Options {
 
   enum Outcome {
     case run(Options)
-    case exit(status: Int32, message: String)
+    case exit(status: ExitStatus, message: String)
   }
 
   static let version = "secretd 0.1.0"
+  /// The status of a command line secretd does not accept.
+  static let usageError = ExitStatus(rawValue: 2)
 
   /// One option: its name, the placeholder of its value (nil for a switch), its help, and what
   /// it does to the options (nil, or what is wrong with the value).
@@ -107,7 +110,7 @@ struct Options {
     var options = Options()
     var words = arguments[...]
     func fail(_ message: String) -> Outcome {
-      .exit(status: 2, message: "secretd: \(message)\nTry 'secretd --help'.")
+      .exit(status: usageError, message: "secretd: \(message)\nTry 'secretd --help'.")
     }
     while let word = words.popFirst() {
       var name = word
@@ -117,8 +120,8 @@ struct Options {
         inline = String(word[word.index(after: equals)...])
       }
       switch name {
-      case "--help", "-h": return .exit(status: 0, message: usage)
-      case "--version": return .exit(status: 0, message: version)
+      case "--help", "-h": return .exit(status: .success, message: usage)
+      case "--version": return .exit(status: .success, message: version)
       case "-r": name = "--replace"
       default: break
       }

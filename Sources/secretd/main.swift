@@ -1,5 +1,4 @@
 // secretd: arguments, signals, main loop. Everything else lives in SecretDaemon.
-import Glibc
 import SecretDaemon
 import SystemCalls
 
@@ -9,7 +8,7 @@ enum Ending {
   case failure(String)
 }
 
-func runDaemon(_ options: Options) -> Int32 {
+func runDaemon(_ options: Options) -> ExitStatus {
   Signal.unblockAll()
   let hardening = ProcessHardening.apply()
   if !hardening.notDumpable || !hardening.coreLimitZero {
@@ -21,9 +20,9 @@ func runDaemon(_ options: Options) -> Int32 {
   // Handlers first, so a SIGTERM that arrives as soon as the name is visible still exits cleanly.
   let loop = MainLoop()
   var ending = Ending.signal("")
-  for (signal, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+  for signal in [Signal.terminate, .interrupt] {
     loop.onSignal(signal) {
-      ending = .signal(name)
+      ending = .signal(signal.description)
       loop.quit()
     }
   }
@@ -32,14 +31,14 @@ func runDaemon(_ options: Options) -> Int32 {
     connection = try BusConnection(address: options.address)
   } catch {
     Log.error("cannot connect to \(options.address ?? "the session bus"): \(error)")
-    return 1
+    return .failure
   }
   let daemon: Daemon
   do {
     daemon = try Daemon(connection: connection, configuration: options.configuration)
   } catch {
     Log.error("cannot prepare the Secret Service objects: \(error)")
-    return 1
+    return .failure
   }
   // Before the name is taken, so that whoever sees the name can read this line.
   Log.info(memoryLine(options))
@@ -58,10 +57,10 @@ func runDaemon(_ options: Options) -> Int32 {
     Log.error(
       "\(options.busName) is already owned by \(owner); stop it, or run secretd --replace to take over "
         + "from a provider that allows it")
-    return 1
+    return .failure
   case .failure(let error):
     Log.error("cannot own \(options.busName): \(error)")
-    return 1
+    return .failure
   }
   connection.onNameLost(options.busName) {
     ending = .failure("another connection took \(options.busName)")
@@ -76,10 +75,10 @@ func runDaemon(_ options: Options) -> Int32 {
   case .signal(let name):
     Log.info("\(name) received; stopped, \(items) dropped from memory")
     connection.flush()
-    return 0
+    return .success
   case .failure(let reason):
     Log.error("\(reason); stopping: \(items) lost")
-    return 1
+    return .failure
   }
 }
 
@@ -97,8 +96,8 @@ func memoryLine(_ options: Options) -> String {
 ProcessHardening.restartWipingFreedMemory(arguments: CommandLine.arguments)
 switch Options.parse(Array(CommandLine.arguments.dropFirst())) {
 case .exit(let status, let message):
-  if status == 0 { print(message) } else { Log.plain(message) }
-  exit(status)
+  if status == .success { print(message) } else { Log.plain(message) }
+  status.exit()
 case .run(let options):
-  exit(runDaemon(options))
+  runDaemon(options).exit()
 }

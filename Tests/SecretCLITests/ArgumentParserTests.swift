@@ -11,7 +11,7 @@ struct ArgumentParserTests {
       OptionSpec("env", short: "e", value: "VAR", repeatable: true, help: "env"),
       OptionSpec("json", help: "json"),
     ]
-  ) { _, _ in 0 }
+  ) { _, _ in .success }
 
   @Test func positionalsGoToTheirArgumentsInOrder() throws {
     let parsed = try Self.spec.parse(["svc", "acct"])

@@ -9,7 +9,7 @@ import Testing
 struct ExpiryTests {
   @Test("expires-at and xdg:expires remove items with events; reads never see them (injected clock)")
   func injectedClock() throws {
-    let clock = ManualUnixClock(1_000)
+    let clock = ManualExpiryClock(1_000)
     let store = Store(clock: clock)
     var events: [StoreEvent] = []
     store.onEvent = { events.append($0) }
@@ -35,7 +35,7 @@ struct ExpiryTests {
 
   @Test("default TTL applies to items without an expiry attribute")
   func defaultTTL() throws {
-    let clock = ManualUnixClock(500)
+    let clock = ManualExpiryClock(500)
     let store = Store(clock: clock, defaultTTL: 60)
     _ = try store.createItem(in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secureBuffer("t"), replace: false)
     clock.advance(by: 59)
@@ -48,7 +48,7 @@ struct ExpiryTests {
 
   @Test("rewriting an item under a default TTL keeps the expiry queue bounded by the items, and the latest time wins")
   func rewritesDoNotGrowTheQueue() throws {
-    let clock = ManualUnixClock(1_000)
+    let clock = ManualExpiryClock(1_000)
     let store = Store(clock: clock, defaultTTL: 86_400)
     for _ in 0..<10_000 {
       clock.advance(by: 1)

@@ -1,6 +1,7 @@
 // Store changes become D-Bus signals here, in the order they were made, outside the store's
 // lock: a change that deletes thousands of items announces them without holding up readers.
 import Synchronization
+import SystemCalls
 
 /// Changes waiting to be announced, and the one place that announces them.
 final class SignalOutbox: Sendable {

@@ -70,7 +70,7 @@ package final class BusConnection: @unchecked Sendable {
   /// D-Bus's own copy.
   static let machineID: String = {
     for path in ["/etc/machine-id", "/var/lib/dbus/machine-id"] {
-      guard let file = try? FileDescriptor.open(path, O_RDONLY) else { continue }
+      guard let file = try? FileDescriptor.open(path, .readOnly) else { continue }
       defer { file.close() }
       guard let bytes = try? file.readAll() else { continue }
       return String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
@@ -97,11 +97,11 @@ package final class BusConnection: @unchecked Sendable {
   }
 
   /// The process id of the connection owning `name`. Wraps GetConnectionUnixProcessID.
-  package func ownerPID(of name: String) -> ProcessID? {
+  func ownerPID(of name: String) -> ProcessID? {
     guard let reply = try? callBus("GetConnectionUnixProcessID", .tuple([.string(name)]), replyType: "(u)"),
       let pid = reply.child(0)?.uint32
     else { return nil }
-    return ProcessID(rawValue: pid_t(bitPattern: pid))
+    return ProcessID(rawValue: Int32(bitPattern: pid))
   }
 
   /// The user and process of the client connection `name`, as the bus driver vouches for them.
@@ -112,7 +112,7 @@ package final class BusConnection: @unchecked Sendable {
     let values = reply.child(0)?.variantDictionary ?? [:]
     return ConnectionCredentials(
       user: values["UnixUserID"]?.uint32.map { UserID(rawValue: $0) },
-      process: values["ProcessID"]?.uint32.map { ProcessID(rawValue: pid_t(bitPattern: $0)) })
+      process: values["ProcessID"]?.uint32.map { ProcessID(rawValue: Int32(bitPattern: $0)) })
   }
 
   // MARK: Calls

@@ -1,5 +1,5 @@
 // Lifecycle logging to stderr. Never pass a secret or a key here.
-package import SystemCalls
+import SystemCalls
 
 /// One line per lifecycle event on stderr, prefixed with the program name.
 package enum Log {

@@ -1,6 +1,7 @@
 // The GLib main loop, signal sources and timers. Wraps g_main_loop_*, g_unix_signal_add, g_timeout_add.
 import CLibSecret
 import Synchronization
+package import SystemCalls
 
 /// The daemon's event loop on the default main context.
 package final class MainLoop {
@@ -20,11 +21,11 @@ package final class MainLoop {
   package func quit() { g_main_loop_quit(raw) }
 
   /// Calls `handler` on the loop when `signal` arrives. Wraps g_unix_signal_add.
-  package func onSignal(_ signal: Int32, _ handler: @escaping () -> Void) {
+  package func onSignal(_ signal: Signal, _ handler: @escaping () -> Void) {
     let callback = Callback(handler)
     handlers.append(callback)
     _ = g_unix_signal_add(
-      signal,
+      signal.rawValue,
       { userData in
         guard let userData else { return 0 }
         Unmanaged<Callback>.fromOpaque(userData).takeUnretainedValue().body()

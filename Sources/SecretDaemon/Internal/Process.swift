@@ -1,8 +1,7 @@
 // Process-level hardening: no core dumps, no ptrace by peers, freed heap memory wiped.
-// Wraps prctl, setrlimit, setenv and execv.
+// prctl through CLibSecret's shim (it is variadic); the rest through SystemCalls.
 import CLibSecret
-import Glibc
-package import SystemCalls
+import SystemCalls
 
 /// Makes the process unfit to leak secrets through dumps, debuggers or freed memory.
 package enum ProcessHardening {
@@ -13,7 +12,8 @@ package enum ProcessHardening {
   }
 
   /// Sets `PR_SET_DUMPABLE` 0 (no core dumps, no ptrace by the same user's processes, /proc/PID/mem
-  /// readable only with CAP_SYS_PTRACE) and `RLIMIT_CORE` 0. Wraps prctl and setrlimit.
+  /// readable only with CAP_SYS_PTRACE) and `RLIMIT_CORE` 0. Wraps prctl; setrlimit through
+  /// ``ResourceLimits``.
   package static func apply() -> Report {
     let dumpable = secretd_set_not_dumpable() == 0 && secretd_get_dumpable() == 0
     let core = (try? ResourceLimits.disableCoreFiles()) != nil
@@ -28,24 +28,20 @@ package enum ProcessHardening {
 
   /// Whether this process runs with ``wipingTunables``.
   package static var wipesFreedMemory: Bool {
-    guard let tunables = getenv("GLIBC_TUNABLES").map({ String(cString: $0) }) else { return false }
+    guard let tunables = Environment.value(of: "GLIBC_TUNABLES") else { return false }
     return tunables.contains("glibc.malloc.perturb=") && tunables.contains("glibc.malloc.tcache_count=0")
   }
 
   /// Starts this program again with ``wipingTunables`` (glibc reads them only at start), unless
   /// it already runs with them; returns only if it does, or if it cannot be started again.
-  /// Wraps setenv and execv.
   package static func restartWipingFreedMemory(arguments: [String]) {
     guard !wipesFreedMemory else { return }
-    let existing = getenv("GLIBC_TUNABLES").map { String(cString: $0) + ":" } ?? ""
-    setenv("GLIBC_TUNABLES", existing + wipingTunables, 1)
-    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    let existing = Environment.value(of: "GLIBC_TUNABLES").map { $0 + ":" } ?? ""
+    try? Environment.set("GLIBC_TUNABLES", to: existing + wipingTunables)
     // The file itself, not /proc/self/exe: the process keeps its name (`ps`, error messages).
-    var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let length = readlink("/proc/self/exe", &path, path.count - 1)
-    if length > 0 { execv(path, &argv) } else { execv("/proc/self/exe", &argv) }
+    let program = Files.symbolicLinkTarget("/proc/self/exe") ?? "/proc/self/exe"
+    let failure = execute(program, arguments: arguments)
     // Still here: exec failed. Go on, and say what is missing.
-    argv.forEach { free($0) }
-    Log.warning("could not restart with \(wipingTunables) (execv: \(Errno.current)); freed memory is not wiped")
+    Log.warning("could not restart with \(wipingTunables) (execv: \(failure)); freed memory is not wiped")
   }
 }

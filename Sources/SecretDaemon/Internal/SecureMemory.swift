@@ -1,8 +1,7 @@
-// Locked memory for secrets and session keys: the only place that calls mmap, mlock, madvise.
-import CLibSecret
-import Glibc
+// Locked memory for secrets and session keys: the only place that maps, locks and unmaps memory
+// (through SystemCalls' `Memory`).
 import Synchronization
-package import SystemCalls
+import SystemCalls
 
 /// An allocator of locked, non-dumpable memory.
 ///
@@ -49,19 +48,18 @@ enum SecureMemory {
     return size <= slabSize ? index : nil
   }
 
-  /// Maps, locks and marks non-dumpable `count` bytes. Wraps mmap, mlock, madvise.
+  /// Maps, locks and marks non-dumpable `count` bytes.
   static func mapLocked(_ count: Int, state: inout State) -> UInt? {
-    let mapped = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-    guard let pointer = mapped, pointer != MAP_FAILED else {
-      state.lastFailure = "mmap: \(Errno.current)"
+    let pointer: UnsafeMutableRawPointer
+    do throws(Errno) { pointer = try Memory.mapAnonymous(count) } catch {
+      state.lastFailure = "mmap: \(error)"
       return nil
     }
-    _ = madvise(pointer, count, MADV_DONTDUMP)
-    if mlock(pointer, count) != 0 {
-      let error = Errno.current
+    Memory.excludeFromCoreDumps(pointer, count: count)
+    do throws(Errno) { try Memory.lock(pointer, count: count) } catch {
       guard allowUnlocked.load(ordering: .relaxed) else {
         state.lastFailure = "mlock: \(error)"
-        _ = munmap(pointer, count)
+        Memory.unmap(pointer, count: count)
         return nil
       }
       if !state.warnedUnlocked {
@@ -77,7 +75,7 @@ enum SecureMemory {
     let wanted = max(count, 1)
     let block = state.withLock { state -> (UInt, Int)? in
       guard let index = sizeClass(for: wanted) else {
-        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let pageSize = Memory.pageSize
         let rounded = (wanted + pageSize - 1) / pageSize * pageSize
         guard let pointer = mapLocked(rounded, state: &state) else { return nil }
         return (pointer, rounded)
@@ -96,9 +94,9 @@ enum SecureMemory {
     return (pointer, block.1)
   }
 
-  /// Wipes and returns a block. Wraps explicit_bzero and munmap.
+  /// Wipes and returns a block.
   static func free(_ pointer: UnsafeMutableRawPointer, capacity: Int) {
-    secretd_wipe(pointer, capacity)
+    Memory.wipe(UnsafeMutableRawBufferPointer(start: pointer, count: capacity))
     let address = UInt(bitPattern: pointer)
     let unmap = state.withLock { state -> Bool in
       guard let index = sizeClass(for: capacity), capacity == smallestClass << index else { return true }
@@ -106,8 +104,8 @@ enum SecureMemory {
       return false
     }
     if unmap {
-      _ = munlock(pointer, capacity)
-      _ = munmap(pointer, capacity)
+      Memory.unlock(pointer, count: capacity)
+      Memory.unmap(pointer, count: capacity)
     }
   }
 }
@@ -154,7 +152,7 @@ final class SecureBuffer: @unchecked Sendable {
   /// Shortens the buffer, wiping the bytes cut off.
   func truncate(to newCount: Int) {
     guard newCount < count, newCount >= 0 else { return }
-    secretd_wipe(pointer + newCount, count - newCount)
+    Memory.wipe(UnsafeMutableRawBufferPointer(start: pointer + newCount, count: count - newCount))
     count = newCount
   }
 

@@ -91,7 +91,7 @@ package enum Limit: String, CaseIterable, Sendable {
   }
 
   /// What it bounds, for error messages.
-  package var what: String {
+  var what: String {
     switch self {
     case .secretSize: "secret size in bytes"
     case .attributes: "attributes per item or search"

@@ -44,7 +44,7 @@ final class Store {
   static let maxCollectionNameLength = 64
 
   let limits: Limits
-  let clock: any UnixClock
+  let clock: any ExpiryClock
   /// Seconds an item lives when it names no expiry; nil for forever.
   let defaultTTL: UInt64?
   /// Receives every change, after it is made.
@@ -62,7 +62,7 @@ final class Store {
   /// Entries in the expiry queue, stale ones included.
   var pendingExpiries: Int { expiries.count }
 
-  init(limits: Limits = Limits(), clock: any UnixClock = SystemUnixClock(), defaultTTL: UInt64? = nil) {
+  init(limits: Limits = Limits(), clock: any ExpiryClock = SystemExpiryClock(), defaultTTL: UInt64? = nil) {
     self.limits = limits
     self.clock = clock
     self.defaultTTL = defaultTTL

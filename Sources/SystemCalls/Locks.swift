@@ -4,12 +4,12 @@ import Glibc
 
 /// Runs one body at a time. Unlike `Mutex`, it guards no value, so a body may return
 /// non-`Sendable` results: what it protects is the state the caller reaches inside.
-final class SerialLock: @unchecked Sendable {
+package final class SerialLock: @unchecked Sendable {
   // SAFETY: the pthread mutex lives at a fixed address allocated here and freed in deinit.
   fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
   /// Wraps pthread_mutex_init.
-  init() {
+  package init() {
     mutex = .allocate(capacity: 1)
     mutex.initialize(to: pthread_mutex_t())
     pthread_mutex_init(mutex, nil)
@@ -22,7 +22,7 @@ final class SerialLock: @unchecked Sendable {
   }
 
   /// Wraps pthread_mutex_lock and pthread_mutex_unlock.
-  func run<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+  package func run<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
     return try body()
@@ -30,13 +30,13 @@ final class SerialLock: @unchecked Sendable {
 }
 
 /// A mutex with a condition variable, for threads that wait for work.
-final class WaitableLock: @unchecked Sendable {
+package final class WaitableLock: @unchecked Sendable {
   // SAFETY: as for SerialLock; the condition variable is only used with this lock's mutex.
   private let lock = SerialLock()
   private let condition: UnsafeMutablePointer<pthread_cond_t>
 
   /// Wraps pthread_cond_init.
-  init() {
+  package init() {
     condition = .allocate(capacity: 1)
     condition.initialize(to: pthread_cond_t())
     pthread_cond_init(condition, nil)
@@ -47,23 +47,23 @@ final class WaitableLock: @unchecked Sendable {
     condition.deallocate()
   }
 
-  func run<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R { try lock.run(body) }
+  package func run<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R { try lock.run(body) }
 
   /// Inside `run`: releases the lock until `signal()` wakes this thread. Wraps pthread_cond_wait.
-  func wait() { pthread_cond_wait(condition, lock.mutex) }
+  package func wait() { pthread_cond_wait(condition, lock.mutex) }
 
   /// Wakes one waiting thread. Wraps pthread_cond_signal.
-  func signal() { pthread_cond_signal(condition) }
+  package func signal() { pthread_cond_signal(condition) }
 }
 
 /// Many readers at once, or one writer. Writers go first once they wait, so a stream of
 /// readers cannot starve them. Wraps pthread_rwlock_*.
-final class ReadWriteLock: @unchecked Sendable {
+package final class ReadWriteLock: @unchecked Sendable {
   // SAFETY: the pthread rwlock lives at a fixed address allocated here and freed in deinit.
   private let rwlock: UnsafeMutablePointer<pthread_rwlock_t>
 
   /// Wraps pthread_rwlockattr_setkind_np(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP).
-  init() {
+  package init() {
     rwlock = .allocate(capacity: 1)
     rwlock.initialize(to: pthread_rwlock_t())
     var attributes = pthread_rwlockattr_t()
@@ -79,14 +79,14 @@ final class ReadWriteLock: @unchecked Sendable {
   }
 
   /// Wraps pthread_rwlock_rdlock.
-  func reading<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+  package func reading<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
     pthread_rwlock_rdlock(rwlock)
     defer { pthread_rwlock_unlock(rwlock) }
     return try body()
   }
 
   /// Wraps pthread_rwlock_wrlock.
-  func writing<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+  package func writing<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
     pthread_rwlock_wrlock(rwlock)
     defer { pthread_rwlock_unlock(rwlock) }
     return try body()

@@ -1,19 +1,20 @@
 // The time items expire by, injectable so tests need not wait.
 import Synchronization
-package import SystemCalls
+import SystemCalls
 
-/// A source of the current time in whole Unix seconds.
-protocol UnixClock: Sendable {
+/// What the store reads the time from when it expires items: whole Unix seconds. (Not the
+/// standard library's `Clock`, which measures instants and durations, not calendar time.)
+protocol ExpiryClock: Sendable {
   func now() -> UInt64
 }
 
 /// The system's wall clock.
-struct SystemUnixClock: UnixClock {
+struct SystemExpiryClock: ExpiryClock {
   func now() -> UInt64 { UInt64(max(0, WallClock.seconds)) }
 }
 
 /// A clock that only moves when told to; for tests.
-final class ManualUnixClock: UnixClock {
+final class ManualExpiryClock: ExpiryClock {
   private let current: Mutex<UInt64>
   init(_ start: UInt64) { current = Mutex(start) }
   func now() -> UInt64 { current.withLock { $0 } }

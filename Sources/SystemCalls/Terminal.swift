@@ -1,0 +1,79 @@
+// Terminals: their settings, changed for a while (echo off for a prompt) and put back even when
+// a signal ends the process meanwhile.
+import Glibc
+
+/// A terminal's settings, as tcgetattr(3) reads them.
+package struct TerminalAttributes: Sendable {
+  fileprivate var raw: termios
+
+  /// These settings with echo off and line editing kept.
+  package var withoutEcho: TerminalAttributes {
+    var quiet = self
+    quiet.raw.c_lflag &= ~tcflag_t(ECHO | ECHOE | ECHOK | ECHONL)
+    return quiet
+  }
+}
+
+extension FileDescriptor {
+  /// The controlling terminal of this process, opened for reading and writing.
+  /// Wraps open(2) of /dev/tty.
+  package static func openControllingTerminal() throws(Errno) -> FileDescriptor {
+    try open("/dev/tty", .readWrite, options: .noControllingTerminal)
+  }
+
+  /// The settings of the terminal this descriptor refers to. Wraps tcgetattr(3).
+  package func terminalAttributes() throws(Errno) -> TerminalAttributes {
+    var settings = termios()
+    guard tcgetattr(rawValue, &settings) == 0 else { throw .current }
+    return TerminalAttributes(raw: settings)
+  }
+
+  /// Applies settings now, without discarding input already typed (or, under test, already
+  /// written to a pseudo-terminal): `TCSANOW`, never `TCSAFLUSH`. Async-signal-safe.
+  /// Wraps tcsetattr(3).
+  package func setTerminalAttributes(_ attributes: TerminalAttributes) throws(Errno) {
+    var settings = attributes.raw
+    guard tcsetattr(rawValue, TCSANOW, &settings) == 0 else { throw .current }
+  }
+
+  /// Runs `body` with the terminal set to `changed`, then puts `original` back. When one of
+  /// `signals` arrives meanwhile, a handler puts `original` back and the process then ends
+  /// as that signal's default action says; the handlers `signals` had before are restored
+  /// after `body`. Call it from one thread at a time.
+  package func withTerminalAttributes<R, E: Error>(
+    _ changed: TerminalAttributes, restoring original: TerminalAttributes, on signals: [Signal],
+    _ body: () throws(E) -> R
+  ) throws(E) -> R {
+    changedTerminal = (self, original)
+    let previous = signals.compactMap { signal in
+      (try? signal.handle(with: restoreTerminalAndDie, restartCalls: false)).map { (signal, $0) }
+    }
+    defer {
+      try? setTerminalAttributes(original)
+      for (signal, disposition) in previous { signal.restore(disposition) }
+      changedTerminal = nil
+    }
+    // Changed after the handlers are in place, so a signal never leaves it changed.
+    try? setTerminalAttributes(changed)
+    return try body()
+  }
+}
+
+/// The terminal and the settings to put back if a signal ends the process while they are
+/// changed.
+///
+/// `nonisolated(unsafe)` is sound here: it is written only by the thread in
+/// `withTerminalAttributes`, before the signal handlers that read it are installed and after
+/// they are removed again (`sigaction` is a system call, which orders the write before any
+/// delivery), and that function runs on one thread at a time; so a handler, on whichever thread
+/// it runs, never sees a write in progress.
+nonisolated(unsafe) private var changedTerminal: (descriptor: FileDescriptor, original: TerminalAttributes)?
+
+/// A C signal handler: put the terminal's settings back, then die of the signal as the process
+/// would have. tcsetattr, signal and raise are async-signal-safe.
+private func restoreTerminalAndDie(_ number: CInt) {
+  if let (descriptor, original) = changedTerminal {
+    try? descriptor.setTerminalAttributes(original)
+  }
+  Signal(rawValue: number).raiseWithDefaultAction()
+}
