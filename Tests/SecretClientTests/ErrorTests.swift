@@ -75,13 +75,38 @@ struct ErrorTests {
     }
   }
 
-  @Test func messagesNeverCarryTheSecret() {
-    let errors: [SecretError] = [
-      .busUnavailable(reason: "r"), .serviceUnavailable(busName: "b"), .locked(path: "/p"), .promptDismissed,
-      .invalidArgument("i"), .noSuchObject(path: "/o"), .dbus(name: "n", message: "m"),
-    ]
-    for error in errors { #expect(!error.description.isEmpty) }
-    #expect(!String(describing: SecretValue("hunter2")).contains("hunter2"))
+  /// Calls that carry a secret and fail: the error, however it is printed, never quotes it.
+  @Test(arguments: Provider.all)
+  func errorsOfCallsCarryingASecretNeverQuoteIt(provider: Provider) async throws {
+    try await withProvider(provider, arguments: provider == .secretd ? ["--max-secret-size", "64"] : []) { instance in
+      let secret = "hunter2-\(UInt64.random(in: 0..<UInt64.max))"
+      let client = instance.client()
+      // The positive control: the secret is what travels, and comes back.
+      try await client.write(SecretValue(secret), service: "quote", account: "ok")
+      #expect(try await client.read(service: "quote", account: "ok")?.text == secret)
+
+      var errors: [any Error] = []
+      func failing(_ call: () async throws -> Void) async {
+        do { try await call() } catch { errors.append(error) }
+      }
+      await failing { try await client.write(SecretValue(secret), attributes: ["": "empty name"]) }
+      await failing { try await client.write(SecretValue(secret + String(repeating: "x", count: 100)), service: "quote", account: "big") }
+      try await client.lock(.default)
+      await failing { try await client.write(SecretValue(secret), service: "quote", account: "locked") }
+      instance.stopProvider()
+      await failing { try await client.write(SecretValue(secret), service: "quote", account: "gone") }
+      // Three fail on each: secretd refuses the big secret and unlocks without asking;
+      // gnome-keyring has no size limit and cannot ask anyone to unlock here.
+      #expect(errors.count == 3, "\(errors)")
+      for error in errors {
+        for text in [String(describing: error), String(reflecting: error), "\(error.localizedDescription)"] {
+          #expect(!text.contains("hunter2"), "\(text)")
+        }
+      }
+      for text in [String(describing: SecretValue(secret)), String(reflecting: SecretValue(secret))] {
+        #expect(!text.contains("hunter2"), "\(text)")
+      }
+    }
   }
 }
 

@@ -1,16 +1,46 @@
-// A process for the SIGTERM test: it mutates a secret inside a long write window, says so on
-// stdout, and waits. Usage: secrets-child SERVICE ACCOUNT VALUE
+// A process for the whole-process tests of SecretKey. It mutates a secret inside a 600 s write
+// window, says "pending" on stdout, then:
+//   secrets-child wait      SERVICE ACCOUNT VALUE   waits for a signal (SIGTERM, SIGINT)
+//   secrets-child exit      SERVICE ACCOUNT VALUE   returns from main: a normal exit
+//   secrets-child in-memory SERVICE ACCOUNT VALUE   (in a test environment: in-memory storage)
+//                                                   also saves, reads back, says "done", exits
 import Glibc
 import Secrets
 
+/// Writes a line at once: stdout is a file or a pipe here, so print would buffer.
+func say(_ line: String) { _ = (line + "\n").withCString { write(1, $0, strlen($0)) } }
+
+func mutate(_ service: String, _ account: String, _ value: String) -> Shared<String?> {
+  let shared = Shared<String?>(wrappedValue: nil, .secret(service: service, account: account, writeWindow: .seconds(600)))
+  shared.withLock { $0 = value }
+  say("pending")
+  return shared
+}
+
+/// The handle, held for the life of the process: a last handle going away would write at once,
+/// and these modes leave the write to the signal handler or the exit hook.
+nonisolated(unsafe) var held: Shared<String?>?
+
 let arguments = CommandLine.arguments
-guard arguments.count == 4 else {
-  print("usage: secrets-child SERVICE ACCOUNT VALUE")
+guard arguments.count == 5 else {
+  say("usage: secrets-child wait|exit|in-memory SERVICE ACCOUNT VALUE")
   exit(2)
 }
-let value = Shared<String?>(
-  wrappedValue: nil, .secret(service: arguments[1], account: arguments[2], writeWindow: .seconds(600)))
-value.withLock { $0 = arguments[3] }
-// stdout is a file here, so print would buffer; write(2) reaches the parent at once.
-_ = "pending\n".withCString { write(1, $0, strlen($0)) }
-while true { pause() }
+let (mode, service, account, value) = (arguments[1], arguments[2], arguments[3], arguments[4])
+switch mode {
+case "wait":
+  held = mutate(service, account, value)
+  while true { pause() }
+case "exit":
+  held = mutate(service, account, value)
+case "in-memory":
+  try await SharedEnvironment.test().withValue {
+    let shared = mutate(service, account, value)
+    try await shared.save()
+    @Shared(.secret(service: service, account: account)) var again: String? = nil
+    say(again == value ? "done" : "read back \(String(describing: again))")
+  }
+default:
+  say("unknown mode \(mode)")
+  exit(2)
+}

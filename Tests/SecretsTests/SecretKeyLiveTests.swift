@@ -75,13 +75,16 @@ final class ManualChangeNotices: Sendable {
 
 @Suite("SecretKey: in-memory storage for users' tests")
 struct SecretKeyInMemoryTests {
-  @Test func keysOnInMemoryStorageNeverTouchABus() async throws {
+  @Test func valuesOnInMemoryStorageAreStoredAndReadBack() async throws {
     try await SharedEnvironment.test().withValue {
       @Shared(.secret(service: "memory", account: "a")) var token: Token? = nil
       #expect(token == nil)
       $token.withLock { $0 = Token(value: "m", expires: 1) }
       try await $token.save()
       #expect($token.saveError == nil)
+      let storage = SharedEnvironment.current.secretStorage
+      let stored = try storage.read(SecretItemAddress(service: "memory", account: "a"))
+      #expect(stored.map { String(decoding: $0, as: UTF8.self) }?.contains("\"value\":\"m\"") == true)
     }
   }
 

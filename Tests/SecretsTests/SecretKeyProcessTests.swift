@@ -5,25 +5,57 @@ import Testing
 
 @Suite("SecretKey: whole processes")
 struct SecretKeyProcessTests {
-  @Test(arguments: Provider.all)
-  func sigtermInsideAnOpenWindowStillWrites(provider: Provider) async throws {
+  /// How a child with a value waiting in its 600 s window ends.
+  enum Ending: String, CaseIterable, Sendable {
+    case sigterm, sigint, normalExit
+
+    var signal: Int32? { [.sigterm: SIGTERM, .sigint: SIGINT][self] }
+  }
+
+  @Test(arguments: Provider.all, Ending.allCases)
+  func aPendingValueIsWrittenWhenTheProcessEnds(provider: Provider, ending: Ending) async throws {
     try await withProvider(provider) { instance in
       let output = instance.bus.directory.appending(path: "child-stdout")
-      let stdout = open(output.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+      let stdout = open(output.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
       let null = open("/dev/null", O_RDWR | O_CLOEXEC)
       defer { [stdout, null].forEach { close($0) } }
       let child = try ChildProcess(
-        try builtExecutable("secrets-child"), ["sigterm", "a", "written at exit"], environment: instance.environment,
-        stdin: null, stdout: stdout, stderr: null)
+        try builtExecutable("secrets-child"), [ending.signal == nil ? "exit" : "wait", ending.rawValue, "a", "written at exit"],
+        environment: instance.environment, stdin: null, stdout: stdout, stderr: null)
       defer { child.signal(SIGKILL) }
       try await eventually("the child's pending mutation") {
-        (try? String(contentsOf: output, encoding: .utf8)) == "pending\n"
+        (try? String(contentsOf: output, encoding: .utf8))?.hasPrefix("pending\n") == true
       }
-      #expect(try instance.run("secret-tool", ["lookup", "service", "sigterm", "account", "a"]).status == 1)
-      child.signal(SIGTERM)
-      #expect(child.wait() == 128 + SIGTERM, "the signal is handed back to its default action after the flush")
-      let lookup = try instance.run("secret-tool", ["lookup", "service", "sigterm", "account", "a"])
+      if let signal = ending.signal {
+        #expect(try instance.run("secret-tool", ["lookup", "service", ending.rawValue, "account", "a"]).status == 1)
+        child.signal(signal)
+        #expect(child.wait() == 128 + signal, "the signal is handed back to its default action after the flush")
+      } else {
+        #expect(child.wait() == 0)
+      }
+      let lookup = try instance.run("secret-tool", ["lookup", "service", ending.rawValue, "account", "a"])
       #expect(lookup.stdoutText == #""written at exit""#)
+    }
+  }
+
+  /// A child on the provider's bus: with live storage it calls the provider (the positive
+  /// control); inside a test environment it makes no call at all.
+  @Test(arguments: [false, true])
+  func keysOnInMemoryStorageNeverCallTheProvider(inMemory: Bool) async throws {
+    try await withProvider(.secretd) { instance in
+      let members = ["OpenSession", "SearchItems", "CreateItem", "GetSecrets", "ReadAlias"]
+      let calls = try await CallCounter(instance, members: members)
+      let mode = inMemory ? "in-memory" : "exit"
+      let output = try instance.run(try builtExecutable("secrets-child").path, [mode, "bus", "a", "v"])
+      #expect(output.status == 0)
+      #expect(output.stdoutText == (inMemory ? "pending\ndone\n" : "pending\n"))
+      var total = 0
+      for member in members { total += try await calls.count(member) }
+      if inMemory {
+        #expect(total == 0, "an in-memory key called the provider")
+      } else {
+        #expect(total > 0, "the live key made no call the monitor could see")
+      }
     }
   }
 
