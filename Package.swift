@@ -21,17 +21,19 @@ let package = Package(
     .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
 
     // Libraries.
-    .target(name: "SecretClient", dependencies: ["CLibSecret"], swiftSettings: swiftSettings),
+    .target(name: "SecretClient", dependencies: ["CLibSecret", "SystemCalls"], swiftSettings: swiftSettings),
     .target(name: "SharedState", dependencies: ["SystemCalls"], swiftSettings: swiftSettings),
     // The operating system's calls, typed (errno, descriptors, files, signals, time, processes, memory, locks,
     // terminals), for every module.
     .target(name: "SystemCalls", swiftSettings: swiftSettings),
     .target(name: "Secrets", dependencies: ["SharedState", "SecretClient"], swiftSettings: swiftSettings),
     .target(name: "SecretDaemon", dependencies: ["CLibSecret", "CGcrypt", "SystemCalls"], swiftSettings: swiftSettings),
-    .target(name: "SecretCLI", dependencies: ["SecretClient", "SystemCalls"], swiftSettings: swiftSettings),
+    // The command-line parser and help of secretctl and secretd, and their version.
+    .target(name: "CommandLineSyntax", swiftSettings: swiftSettings),
+    .target(name: "SecretCLI", dependencies: ["SecretClient", "SystemCalls", "CommandLineSyntax"], swiftSettings: swiftSettings),
 
     // Executables.
-    .executableTarget(name: "secretd", dependencies: ["SecretDaemon", "SystemCalls"], swiftSettings: swiftSettings),
+    .executableTarget(name: "secretd", dependencies: ["SecretDaemon", "SystemCalls", "CommandLineSyntax"], swiftSettings: swiftSettings),
     .executableTarget(name: "secretctl", dependencies: ["SecretCLI", "SystemCalls"], swiftSettings: swiftSettings),
 
     // Test support: private buses and real providers for every test target.
@@ -50,7 +52,7 @@ let package = Package(
       swiftSettings: swiftSettings),
     .testTarget(name: "SecretClientTests", dependencies: ["SecretClient", "SecretTestSupport"], swiftSettings: swiftSettings),
     .testTarget(
-      name: "SecretCLITests", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport"],
+      name: "SecretCLITests", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport", "CommandLineSyntax"],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "SecretDaemonTests", dependencies: ["SecretDaemon", "SecretClient", "SecretTestSupport"],

@@ -9,11 +9,6 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 
-// Zeroes memory in a way the compiler may not elide (explicit_bzero is not imported by Swift's Glibc).
-static inline void secretd_wipe(void *bytes, size_t count) {
-  if (bytes != NULL && count > 0) explicit_bzero(bytes, count);
-}
-
 // G_VARIANT_TYPE("...") is a cast macro, which Swift does not import. The characters must
 // outlive every use of the result: pass a literal, or call inside withCString.
 static inline const GVariantType *secretd_variant_type(const char *type_string) {

@@ -1,4 +1,5 @@
 // lock, unlock, status: the collections and who provides them.
+import CommandLineSyntax
 import SecretClient
 
 enum CollectionCommands {

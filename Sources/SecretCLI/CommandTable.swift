@@ -1,6 +1,7 @@
 // The table of commands: everything the parser, help and completion know comes from here.
+import CommandLineSyntax
 
-package let secretctlVersion = "0.1.0"
+package let secretctlVersion = swiftSecretsVersion
 
 /// Arguments and options shared by several commands, declared once so they read the same.
 enum Common {

@@ -1,4 +1,5 @@
 // completion: shell completion scripts, generated from the command table.
+import CommandLineSyntax
 
 enum Completion {
   static let shells = ["bash", "zsh", "fish"]

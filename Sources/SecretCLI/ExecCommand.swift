@@ -1,4 +1,5 @@
 // exec: run a command with secrets in its environment, by becoming it.
+import CommandLineSyntax
 import SecretClient
 import SystemCalls
 

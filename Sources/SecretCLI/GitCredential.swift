@@ -1,5 +1,6 @@
 // git-credential: git's credential helper protocol, storing items the way git's own libsecret
 // helper (git/contrib/credential/libsecret) does, so either helper finds what the other stored.
+import CommandLineSyntax
 import SecretClient
 import SystemCalls
 

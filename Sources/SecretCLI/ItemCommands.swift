@@ -1,4 +1,5 @@
 // get, set, delete, search: one item or a few, found by service and account or by attributes.
+import CommandLineSyntax
 import SecretClient
 import SystemCalls
 

@@ -1,3 +1,4 @@
+import SystemCalls
 import Synchronization
 
 /// A typed client of the freedesktop Secret Service (secretd, gnome-keyring, KeePassXC, …).
@@ -40,7 +41,7 @@ public final class SecretClient: Sendable {
     self.executor = executor
     self.bus = bus
     self.busName =
-      busName ?? Environment.value("SECRET_SERVICE_BUS_NAME") ?? "org.freedesktop.secrets"
+      busName ?? Environment.value(of: "SECRET_SERVICE_BUS_NAME") ?? "org.freedesktop.secrets"
   }
 
   /// Runs `body` with a connected service handle. When the call fails because the provider went

@@ -3,6 +3,11 @@ import Glibc
 
 /// An inotify instance. Wraps inotify_init1, inotify_add_watch, inotify_rm_watch, read.
 package struct Inotify: Sendable {
+  /// One watch of an instance, as inotify numbers it.
+  package struct Watch: Hashable, Sendable {
+    package let rawValue: CInt
+  }
+
   package let descriptor: FileDescriptor
 
   /// A non-blocking instance that closes on exec. Wraps inotify_init1(2).
@@ -14,19 +19,19 @@ package struct Inotify: Sendable {
 
   /// Watches `directory` for files written, moved in or out, created or deleted; the watch
   /// descriptor (the same for a folder already watched). Wraps inotify_add_watch(2).
-  package func watch(directory: String) throws(Errno) -> Int32 {
+  package func watch(directory: String) throws(Errno) -> Watch {
     let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
     let watch = inotify_add_watch(descriptor.rawValue, directory, mask)
     guard watch >= 0 else { throw .current }
-    return watch
+    return Watch(rawValue: watch)
   }
 
   /// Wraps inotify_rm_watch(2).
-  package func remove(_ watch: Int32) { _ = inotify_rm_watch(descriptor.rawValue, watch) }
+  package func remove(_ watch: Watch) { _ = inotify_rm_watch(descriptor.rawValue, watch.rawValue) }
 
   /// Every pending event: its watch descriptor and file name. Wraps read(2).
-  package func events() -> [(watch: Int32, name: String)] {
-    var events: [(watch: Int32, name: String)] = []
+  package func events() -> [(watch: Watch, name: String)] {
+    var events: [(watch: Watch, name: String)] = []
     var buffer = [UInt8](repeating: 0, count: 16 * 1024)
     let header = MemoryLayout<inotify_event>.size
     while true {
@@ -39,7 +44,7 @@ package struct Inotify: Sendable {
           (raw.loadUnaligned(fromByteOffset: offset, as: Int32.self), Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
         }
         let nameBytes = buffer[(offset + header)..<min(offset + header + length, count)]
-        events.append((watch, String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)))
+        events.append((Watch(rawValue: watch), String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)))
         offset += header + length
       }
     }

@@ -1,5 +1,7 @@
 // Command-line options of secretd. One table (`Options.flags`, with the limits from
-// SecretDaemon's `Limit`) drives both parsing and `--help`.
+// SecretDaemon's `Limit`) drives parsing (the package's one parser, CommandLineSyntax) and
+// `--help`.
+import CommandLineSyntax
 import SecretDaemon
 import SystemCalls
 
@@ -15,17 +17,27 @@ struct Options {
     case exit(status: ExitStatus, message: String)
   }
 
-  static let version = "secretd 0.1.0"
+  static let version = "secretd \(swiftSecretsVersion)"
   /// The status of a command line secretd does not accept.
   static let usageError = ExitStatus(rawValue: 2)
 
-  /// One option: its name, the placeholder of its value (nil for a switch), its help, and what
-  /// it does to the options (nil, or what is wrong with the value).
+  /// One option: its name (with its two dashes), the placeholder of its value (nil for a
+  /// switch), its help, and what it does to the options (nil, or what is wrong with the value).
   struct Flag: Sendable {
     let name: String
     let value: String?
     let help: String
+    var short: Character? = nil
     let apply: @Sendable (inout Options, String) -> String?
+
+    init(
+      name: String, value: String?, help: String, short: Character? = nil,
+      apply: @escaping @Sendable (inout Options, String) -> String?
+    ) {
+      (self.name, self.value, self.help, self.short, self.apply) = (name, value, help, short, apply)
+    }
+
+    var spec: OptionSpec { OptionSpec(String(name.dropFirst(2)), short: short, value: value, help: help) }
   }
 
   static let flags: [Flag] = [
@@ -37,7 +49,7 @@ struct Options {
       $0.busName = $1
       return $1.isEmpty ? "--bus-name needs a name" : nil
     },
-    Flag(name: "--replace", value: nil, help: "take the name from a provider that allows it (see --allow-replacement)") {
+    Flag(name: "--replace", value: nil, help: "take the name from a provider that allows it (see --allow-replacement)", short: "r") {
       options, _ in
       options.replace = true
       return nil
@@ -80,62 +92,39 @@ struct Options {
     }
   }
 
+  static let help = OptionSpec("help", short: "h", help: "show this help")
+  static let versionOption = OptionSpec("version", help: "show the version")
+  static let syntax = CommandLineSyntax(options: flags.map(\.spec) + [help, versionOption])
+
   static var usage: String {
-    var text = """
-      Usage: secretd [OPTION...]
+    """
+    Usage: secretd [OPTION...]
 
-      A freedesktop Secret Service provider that keeps secrets in memory only. Serves only the
-      user it runs as. Runs in the foreground; logs lifecycle events to stderr; exits 0 on
-      SIGTERM or SIGINT, 1 when it loses its name or the bus.
+    A freedesktop Secret Service provider that keeps secrets in memory only. Serves only the
+    user it runs as. Runs in the foreground; logs lifecycle events to stderr; exits 0 on
+    SIGTERM or SIGINT, 1 when it loses its name or the bus.
 
+    Options:
 
-      """
-    let rows = flags.map { ($0.name + ($0.value.map { " " + $0 } ?? ""), $0.help) } + [
-      ("--help", "show this help"), ("--version", "show the version"),
-    ]
-    let width = (rows.map(\.0.count).max() ?? 0) + 4
-    for (left, right) in rows {
-      var lines = [""]
-      for word in right.split(separator: " ") {
-        if !lines[lines.count - 1].isEmpty, width + lines[lines.count - 1].count + 1 + word.count > 100 { lines.append("") }
-        lines[lines.count - 1] += (lines[lines.count - 1].isEmpty ? "" : " ") + word
-      }
-      text += "  " + left + String(repeating: " ", count: width - 2 - left.count) + lines[0] + "\n"
-      for line in lines.dropFirst() { text += String(repeating: " ", count: width) + line + "\n" }
-    }
-    return text
+    """ + helpTable(syntax.options.map { ($0.synopsis, $0.help) }, columns: 100, firstColumnLimit: 30)
   }
 
   static func parse(_ arguments: [String]) -> Outcome {
-    var options = Options()
-    var words = arguments[...]
-    func fail(_ message: String) -> Outcome {
-      .exit(status: usageError, message: "secretd: \(message)\nTry 'secretd --help'.")
+    let parsed: ParsedArguments
+    do throws(UsageError) {
+      parsed = try syntax.parse(arguments)
+    } catch {
+      return .exit(status: usageError, message: "secretd: \(error.message)\nTry 'secretd --help'.")
     }
-    while let word = words.popFirst() {
-      var name = word
-      var inline: String?
-      if word.hasPrefix("--"), let equals = word.firstIndex(of: "=") {
-        name = String(word[..<equals])
-        inline = String(word[word.index(after: equals)...])
+    if parsed.wantsHelp { return .exit(status: .success, message: usage) }
+    if parsed.flag(versionOption.long) { return .exit(status: .success, message: version) }
+    var options = Options()
+    for flag in flags {
+      let long = flag.spec.long
+      guard let value = flag.value == nil ? (parsed.flag(long) ? "" : nil) : parsed.option(long) else { continue }
+      if let problem = flag.apply(&options, value) {
+        return .exit(status: usageError, message: "secretd: \(problem)\nTry 'secretd --help'.")
       }
-      switch name {
-      case "--help", "-h": return .exit(status: .success, message: usage)
-      case "--version": return .exit(status: .success, message: version)
-      case "-r": name = "--replace"
-      default: break
-      }
-      guard let flag = flags.first(where: { $0.name == name }) else { return fail("unknown option '\(name)'") }
-      let value: String
-      if flag.value == nil {
-        guard inline == nil else { return fail("\(name) takes no value") }
-        value = ""
-      } else if let given = inline ?? words.popFirst() {
-        value = given
-      } else {
-        return fail("\(name) needs a value (\(flag.value ?? ""))")
-      }
-      if let problem = flag.apply(&options, value) { return fail(problem) }
     }
     return .run(options)
   }

@@ -1,3 +1,4 @@
+import CommandLineSyntax
 @testable import SecretCLI
 import Testing
 

@@ -1,3 +1,4 @@
+import SystemCalls
 import Synchronization
 
 /// Dedicated threads for libsecret's blocking calls.

@@ -23,7 +23,7 @@ final class FileWatcher: Sendable {
   /// Kept for the life of the process: a released dispatch source stops delivering events.
   private let source: SourceHandle
   /// Observers by watch descriptor (one per folder) and by id.
-  private let observers = Mutex<[Int32: [UInt64: Observer]]>([:])
+  private let observers = Mutex<[Inotify.Watch: [UInt64: Observer]]>([:])
   private let nextID = Atomic<UInt64>(0)
 
   private init() throws(FileStorageError) {
@@ -49,8 +49,8 @@ final class FileWatcher: Sendable {
   private func add(path: String, onChange: @escaping @Sendable () -> Void) throws(FileStorageError) -> SharedSubscription {
     let (directory, name) = Files.split(path)
     let id = nextID.add(1, ordering: .relaxed).newValue
-    let watch = try observers.withLock { (observers: inout [Int32: [UInt64: Observer]]) throws(FileStorageError) in
-      let watch: Int32
+    let watch = try observers.withLock { (observers: inout [Inotify.Watch: [UInt64: Observer]]) throws(FileStorageError) in
+      let watch: Inotify.Watch
       do throws(Errno) { watch = try inotify.watch(directory: directory) } catch {
         throw FileStorageError(FileCallError(call: "inotify_add_watch", path: directory, errno: error))
       }
@@ -61,7 +61,7 @@ final class FileWatcher: Sendable {
   }
 
   /// Forgets an observer, and stops watching its folder when it was the last one there.
-  private func remove(_ id: UInt64, from watch: Int32) {
+  private func remove(_ id: UInt64, from watch: Inotify.Watch) {
     observers.withLock { observers in
       observers[watch]?[id] = nil
       guard observers[watch]?.isEmpty == true else { return }
@@ -70,7 +70,7 @@ final class FileWatcher: Sendable {
     }
   }
 
-  private func dispatch(_ events: [(watch: Int32, name: String)]) {
+  private func dispatch(_ events: [(watch: Inotify.Watch, name: String)]) {
     let due = observers.withLock { observers in
       var due: [UInt64: @Sendable () -> Void] = [:]
       for event in events {

@@ -1,0 +1,55 @@
+// A secretctl command: what it is called, what it accepts (parsed by the package's one
+// command-line parser), and what runs it.
+import CommandLineSyntax
+import SystemCalls
+
+/// One command of the table: what it is called, what it takes, and what runs it.
+struct CommandSpec: Sendable {
+  var name: String
+  var summary: String
+  /// Paragraphs shown after the usage line in `--help`: exit statuses, examples, caveats.
+  var discussion: String
+  var arguments: [ArgumentSpec]
+  var options: [OptionSpec]
+  /// Stop reading options at the first positional word, as env(1) does, so that
+  /// `exec -e X=s sh -c '…'` passes `-c` to the command rather than to us.
+  var optionsEndAtFirstPositional: Bool
+  var run: @Sendable (ParsedArguments, Console) throws(CLIError) -> ExitStatus
+
+  init(
+    _ name: String, summary: String, discussion: String = "", arguments: [ArgumentSpec] = [],
+    options: [OptionSpec] = [], optionsEndAtFirstPositional: Bool = false,
+    run: @escaping @Sendable (ParsedArguments, Console) throws(CLIError) -> ExitStatus
+  ) {
+    self.name = name
+    self.summary = summary
+    self.discussion = discussion
+    self.arguments = arguments
+    self.options = options
+    self.optionsEndAtFirstPositional = optionsEndAtFirstPositional
+    self.run = run
+  }
+
+  /// The declared options plus the implicit `--help`.
+  var allOptions: [OptionSpec] { options + [.help] }
+
+  /// What the command accepts, for the shared parser.
+  var syntax: CommandLineSyntax {
+    CommandLineSyntax(options: allOptions, arguments: arguments, optionsEndAtFirstPositional: optionsEndAtFirstPositional)
+  }
+}
+
+extension CommandSpec {
+  /// Parses the words after the command name (see ``CommandLineSyntax/parse(_:)``).
+  func parse(_ words: [String]) throws(CLIError) -> ParsedArguments {
+    do throws(UsageError) {
+      return try syntax.parse(words)
+    } catch {
+      throw usageError(error.message)
+    }
+  }
+
+  func usageError(_ message: String) -> CLIError {
+    .usage("\(message); see `secretctl \(name) --help`")
+  }
+}
