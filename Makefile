@@ -9,7 +9,7 @@ PREFIX ?= $(HOME)/.local
 BENCHMARKS := SharedStateBenchmark SecretClientBenchmark SecretdBenchmark SecretdFairnessBenchmark SecretsBenchmark \
   SecretctlBenchmark TrustComparison
 
-.PHONY: bootstrap build test docs bench run install uninstall static-cxx
+.PHONY: bootstrap build test lint format docs bench run install uninstall static-cxx
 
 bootstrap:
 	@scripts/bootstrap
@@ -33,10 +33,18 @@ build: bootstrap
 # nothing reaches the user's own bus, keyring or ~/.config (each test also starts private buses
 # and providers of its own).
 TEST_CONFIG := $(CURDIR)/.build/test-config
-test: build
+test: build lint
 	@scripts/docs
 	@rm -rf $(TEST_CONFIG) && mkdir -p $(TEST_CONFIG)
 	XDG_CONFIG_HOME=$(TEST_CONFIG) dbus-run-session -- $(SWIFT) test --skip-build
+
+# The tree's formatting (.swift-format); `make format` fixes what it can.
+SWIFT_SOURCES := Sources Tests Benchmarks Examples Package.swift
+lint:
+	$(SWIFT) format lint --strict --recursive $(SWIFT_SOURCES)
+
+format:
+	$(SWIFT) format format --in-place --recursive $(SWIFT_SOURCES)
 
 # The products' DocC documentation, into .build/docs; fails on any documentation warning.
 docs: build

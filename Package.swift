@@ -27,13 +27,17 @@ let package = Package(
     // terminals), for every module.
     .target(name: "SystemCalls", swiftSettings: swiftSettings),
     .target(name: "Secrets", dependencies: ["SharedState", "SecretClient"], swiftSettings: swiftSettings),
-    .target(name: "SecretDaemon", dependencies: ["CLibSecret", "CGcrypt", "SystemCalls"], swiftSettings: swiftSettings),
+    .target(
+      name: "SecretDaemon", dependencies: ["CLibSecret", "CGcrypt", "SystemCalls"], swiftSettings: swiftSettings),
     // The command-line parser and help of secretctl and secretd, and their version.
     .target(name: "CommandLineSyntax", swiftSettings: swiftSettings),
-    .target(name: "SecretCLI", dependencies: ["SecretClient", "SystemCalls", "CommandLineSyntax"], swiftSettings: swiftSettings),
+    .target(
+      name: "SecretCLI", dependencies: ["SecretClient", "SystemCalls", "CommandLineSyntax"],
+      swiftSettings: swiftSettings),
 
     // Executables.
-    .executableTarget(name: "secretd", dependencies: ["SecretDaemon", "SystemCalls", "CommandLineSyntax"], swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "secretd", dependencies: ["SecretDaemon", "SystemCalls", "CommandLineSyntax"], swiftSettings: swiftSettings),
     .executableTarget(name: "secretctl", dependencies: ["SecretCLI", "SystemCalls"], swiftSettings: swiftSettings),
 
     // Test support: private buses and real providers for every test target.
@@ -43,14 +47,18 @@ let package = Package(
     .executableTarget(
       name: "SharedStateChild", dependencies: ["SharedState"], path: "Tests/SharedStateChild",
       swiftSettings: swiftSettings),
-    .executableTarget(name: "secrets-child", dependencies: ["Secrets"], path: "Tests/SecretsChild", swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "secrets-child", dependencies: ["Secrets"], path: "Tests/SecretsChild", swiftSettings: swiftSettings),
     .testTarget(
       name: "SharedStateTests",
-      dependencies: ["SharedState", "SharedStateChild", "SecretTestSupport", "favourites-example"], swiftSettings: swiftSettings),
-    .testTarget(
-      name: "SecretsTests", dependencies: ["Secrets", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example"],
+      dependencies: ["SharedState", "SharedStateChild", "SecretTestSupport", "favourites-example"],
       swiftSettings: swiftSettings),
-    .testTarget(name: "SecretClientTests", dependencies: ["SecretClient", "SecretTestSupport"], swiftSettings: swiftSettings),
+    .testTarget(
+      name: "SecretsTests",
+      dependencies: ["Secrets", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example"],
+      swiftSettings: swiftSettings),
+    .testTarget(
+      name: "SecretClientTests", dependencies: ["SecretClient", "SecretTestSupport"], swiftSettings: swiftSettings),
     .testTarget(
       name: "SecretCLITests", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport", "CommandLineSyntax"],
       swiftSettings: swiftSettings),
@@ -75,13 +83,16 @@ let package = Package(
     // Benchmarks (`make bench`).
     .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport", swiftSettings: swiftSettings),
     .executableTarget(
-      name: "SecretClientBenchmark", dependencies: ["SecretClient", "CLibSecret", "SecretTestSupport", "BenchmarkSupport"],
+      name: "SecretClientBenchmark",
+      dependencies: ["SecretClient", "CLibSecret", "SecretTestSupport", "BenchmarkSupport"],
       path: "Benchmarks/SecretClientBenchmark", swiftSettings: swiftSettings),
     .executableTarget(
-      name: "SharedStateBenchmark", dependencies: ["SharedState", "BenchmarkSupport"], path: "Benchmarks/SharedStateBenchmark",
+      name: "SharedStateBenchmark", dependencies: ["SharedState", "BenchmarkSupport"],
+      path: "Benchmarks/SharedStateBenchmark",
       swiftSettings: swiftSettings),
     .executableTarget(
-      name: "SecretsBenchmark", dependencies: ["Secrets", "SecretTestSupport", "BenchmarkSupport"], path: "Benchmarks/SecretsBenchmark",
+      name: "SecretsBenchmark", dependencies: ["Secrets", "SecretTestSupport", "BenchmarkSupport"],
+      path: "Benchmarks/SecretsBenchmark",
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "SecretctlBenchmark", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport", "BenchmarkSupport"],

@@ -52,7 +52,7 @@ public func seconds(_ body: () throws -> Void) rethrows -> Double {
 }
 
 /// The wall time of `body`, in seconds.
-public func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+public func secondsAwaiting(_ body: () async throws -> Void) async rethrows -> Double {
   let clock = ContinuousClock()
   let start = clock.now
   try await body()

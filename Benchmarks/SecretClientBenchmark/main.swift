@@ -23,11 +23,13 @@ struct RawLoop {
   init(address: String, busName: String) throws {
     var error: UnsafeMutablePointer<GError>?
     let flags = GDBusConnectionFlags(
-      rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
+      rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue
+        | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
     guard let connection = g_dbus_connection_new_for_address_sync(address, flags, nil, nil, &error),
       let service = clibsecret_service_new(connection, busName, &error)
     else {
-      throw HarnessError("libsecret could not open the service: \(error.map { String(cString: $0.pointee.message) } ?? "?")")
+      throw HarnessError(
+        "libsecret could not open the service: \(error.map { String(cString: $0.pointee.message) } ?? "?")")
     }
     g_object_unref(UnsafeMutableRawPointer(connection))
     self.service = service
@@ -47,7 +49,9 @@ struct RawLoop {
     let attributes = g_hash_table_new(g_str_hash, g_str_equal)
     defer { g_hash_table_unref(attributes) }
     withAttributes(index, table: attributes) {
-      guard let value = secret_service_lookup_sync(service, nil, attributes, nil, nil) else { fatalError("raw lookup missed") }
+      guard let value = secret_service_lookup_sync(service, nil, attributes, nil, nil) else {
+        fatalError("raw lookup missed")
+      }
       secret_value_unref(UnsafeMutableRawPointer(value))
     }
   }
@@ -57,8 +61,10 @@ struct RawLoop {
       "\(index % storeCount)".withCString { account in
         "service".withCString { serviceKey in
           "account".withCString { accountKey in
-            g_hash_table_insert(table, UnsafeMutableRawPointer(mutating: serviceKey), UnsafeMutableRawPointer(mutating: service))
-            g_hash_table_insert(table, UnsafeMutableRawPointer(mutating: accountKey), UnsafeMutableRawPointer(mutating: account))
+            g_hash_table_insert(
+              table, UnsafeMutableRawPointer(mutating: serviceKey), UnsafeMutableRawPointer(mutating: service))
+            g_hash_table_insert(
+              table, UnsafeMutableRawPointer(mutating: accountKey), UnsafeMutableRawPointer(mutating: account))
             body()
           }
         }
@@ -70,7 +76,9 @@ struct RawLoop {
 /// Runs the two loops interleaved, one operation of each at a time, so that both see the same
 /// provider state (gnome-keyring slows down as it fills) and the same machine noise.
 /// Returns operations per second for each.
-func interleavedRates(_ count: Int, swift: (Int) throws -> Void, raw: (Int) -> Void) rethrows -> (swift: Double, raw: Double) {
+func interleavedRates(_ count: Int, swift: (Int) throws -> Void, raw: (Int) -> Void) rethrows -> (
+  swift: Double, raw: Double
+) {
   var swiftTime = Duration.zero
   var rawTime = Duration.zero
   let clock = ContinuousClock()
@@ -98,11 +106,15 @@ func measure(_ provider: Provider) async throws {
     for _ in 0..<rounds {
       let stores = try interleavedRates(storeCount) {
         try client.write(SecretValue("secret-\($0)"), service: "bench-swift", account: "\($0)", label: "swift \($0)")
-      } raw: { raw.store($0) }
+      } raw: {
+        raw.store($0)
+      }
       let lookups = try interleavedRates(lookupCount) {
         let value = try client.read(service: "bench-swift", account: "\($0 % storeCount)")
         precondition(value != nil)
-      } raw: { raw.lookup($0) }
+      } raw: {
+        raw.lookup($0)
+      }
       rates.rawStore.append(stores.raw)
       rates.swiftStore.append(stores.swift)
       rates.rawLookup.append(lookups.raw)
@@ -113,7 +125,9 @@ func measure(_ provider: Provider) async throws {
     func cost(_ raw: Samples, _ swift: Samples) -> String {
       Samples(Samples.ratios(raw, swift).values.map { ($0 - 1) * 100 }).formatted(1) + "%"
     }
-    print("SecretClient vs plain libsecret, against \(provider) (\(rounds) rounds, \(storeCount) stores and \(lookupCount) lookups a side each):")
+    print(
+      "SecretClient vs plain libsecret, against \(provider) (\(rounds) rounds, \(storeCount) stores and \(lookupCount) lookups a side each):"
+    )
     print("  stores/s:  SecretClient \(rates.swiftStore)   libsecret \(rates.rawStore)")
     print("             the Swift layer costs \(cost(rates.rawStore, rates.swiftStore))")
     print("  lookups/s: SecretClient \(rates.swiftLookup)   libsecret \(rates.rawLookup)")

@@ -24,7 +24,8 @@ func timeRun(_ executable: URL, _ arguments: [String], environment: [String: Str
   defer { close(null) }
   let output = try ChildProcess.makePipe()
   let start = ContinuousClock.now
-  let child = try ChildProcess(executable, arguments, environment: environment, stdin: null, stdout: output.write, stderr: null)
+  let child = try ChildProcess(
+    executable, arguments, environment: environment, stdin: null, stdout: output.write, stderr: null)
   close(output.write)
   let reader = FileHandle(fileDescriptor: output.read, closeOnDealloc: true)
   let printed = reader.readDataToEndOfFile()
@@ -45,9 +46,13 @@ for provider in providers {
     try await withProvider(provider) { instance in
       try await instance.client().write(SecretValue("benchmark-secret"), service: "bench", account: "cli")
       let environment = instance.environment
-      let get = { try timeRun(secretctl, ["get", "bench", "cli"], environment: environment, expect: "benchmark-secret") }
+      let get = {
+        try timeRun(secretctl, ["get", "bench", "cli"], environment: environment, expect: "benchmark-secret")
+      }
       let lookup = {
-        try timeRun(secretTool, ["lookup", "service", "bench", "account", "cli"], environment: environment, expect: "benchmark-secret")
+        try timeRun(
+          secretTool, ["lookup", "service", "bench", "account", "cli"], environment: environment,
+          expect: "benchmark-secret")
       }
       var (ours, theirs, startup) = (Samples(), Samples(), Samples())
       // One warm-up each, so that page cache and the provider's first-call costs are not measured.
@@ -61,12 +66,14 @@ for provider in providers {
           theirs.append(try lookup())
           ours.append(try get())
         }
-        startup.append(try timeRun(secretctl, ["--version"], environment: environment, expect: "secretctl \(secretctlVersion)\n"))
+        startup.append(
+          try timeRun(secretctl, ["--version"], environment: environment, expect: "secretctl \(secretctlVersion)\n"))
       }
       print("\(provider):")
       print("  secretctl get         \(ours.formatted(2)) ms")
       print("  secret-tool lookup    \(theirs.formatted(2)) ms")
-      print("  secretctl --version   \(startup.formatted(2)) ms   (process start alone: runtime and libraries, no D-Bus)")
+      print(
+        "  secretctl --version   \(startup.formatted(2)) ms   (process start alone: runtime and libraries, no D-Bus)")
       print("  ratio secretctl / secret-tool, run by run: \(Samples.ratios(ours, theirs).formatted(2))")
     }
   } catch {

@@ -235,5 +235,6 @@ func report(_ subjects: [Subject]) {
   }
   let flatStore = (secretd.storeRates[1300]?.median ?? 0) / max(secretd.storeRates[300]?.median ?? 1, 1)
   let flatLookup = (secretd.lookupRates[1300]?.median ?? 0) / max(secretd.lookupRates[300]?.median ?? 1, 1)
-  print(String(format: "secretd flatness (rate at 1,300 / rate at 300): stores %.2f, lookups %.2f", flatStore, flatLookup))
+  print(
+    String(format: "secretd flatness (rate at 1,300 / rate at 300): stores %.2f, lookups %.2f", flatStore, flatLookup))
 }

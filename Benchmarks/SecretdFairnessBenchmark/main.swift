@@ -92,15 +92,17 @@ func fill(_ address: String) throws -> [String] {
   var paths: [String] = []
   for index in 0..<itemCount {
     let entries: [OpaquePointer?] = [
-        g_variant_new_dict_entry(
-          g_variant_new_string("org.freedesktop.Secret.Item.Attributes"),
-          g_variant_new_variant(stringDictionary(["service": "fairness.example", "account": "user-\(index)"]))),
-        g_variant_new_dict_entry(
-          g_variant_new_string("org.freedesktop.Secret.Item.Label"), g_variant_new_variant(g_variant_new_string("item \(index)"))),
+      g_variant_new_dict_entry(
+        g_variant_new_string("org.freedesktop.Secret.Item.Attributes"),
+        g_variant_new_variant(stringDictionary(["service": "fairness.example", "account": "user-\(index)"]))),
+      g_variant_new_dict_entry(
+        g_variant_new_string("org.freedesktop.Secret.Item.Label"),
+        g_variant_new_variant(g_variant_new_string("item \(index)"))),
     ]
     let properties = "{sv}".withCString { g_variant_new_array(secretd_variant_type($0), entries, 2) }
     let secret = tuple([
-      g_variant_new_object_path(session), bytes([]), bytes(Array("secret-value-\(index)-".utf8) + [UInt8](repeating: 0x41, count: 40)),
+      g_variant_new_object_path(session), bytes([]),
+      bytes(Array("secret-value-\(index)-".utf8) + [UInt8](repeating: 0x41, count: 40)),
       g_variant_new_string("text/plain"),
     ])
     let reply = try callSync(
@@ -165,7 +167,8 @@ func flood(kind: String, address: String) throws -> Never {
       connection, root, "org.freedesktop.Secret.Service", "OpenSession",
       tuple([g_variant_new_string("plain"), g_variant_new_variant(g_variant_new_string(""))]))
     let session = String(cString: g_variant_get_string(g_variant_get_child_value(opened, 1), nil))
-    let found = try callSync(connection, root, "org.freedesktop.Secret.Service", "SearchItems", tuple([stringDictionary([:])]))
+    let found = try callSync(
+      connection, root, "org.freedesktop.Secret.Service", "SearchItems", tuple([stringDictionary([:])]))
     let all = g_variant_get_child_value(found, 0)!
     let paths = (0..<Int(g_variant_n_children(all))).map {
       String(cString: g_variant_get_string(g_variant_get_child_value(all, gsize($0)), nil))
@@ -257,7 +260,11 @@ for provider in Provider.all {
     for index in 0..<200 { _ = try honest.lookup(index) }  // warm up
     for round in 0..<rounds {
       for flooding in round.isMultiple(of: 2) ? [false, true] : [true, false] {
-        let flooders = flooding ? try ["search", "secrets"].map { try startFlooder($0, address: instance.busAddress, in: instance.bus.directory) } : []
+        let flooders =
+          flooding
+          ? try ["search", "secrets"].map {
+            try startFlooder($0, address: instance.busAddress, in: instance.bus.directory)
+          } : []
         defer {
           for flooder in flooders {
             flooder.signal(SIGKILL)

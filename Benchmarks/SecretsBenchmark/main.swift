@@ -6,8 +6,8 @@
 // goes first rotating, and their ratio is taken pair by pair.
 import BenchmarkSupport
 import Foundation
-import Secrets
 import SecretTestSupport
+import Secrets
 import Synchronization
 
 final class WriteCount: Sendable {
@@ -46,7 +46,10 @@ func measure(_ provider: Provider) async throws {
         try await Task.sleep(for: .milliseconds(50))
       }
       print("SecretKey against \(provider):")
-      print(String(format: "  10,000 mutations (%.1f ms) -> %d write(s) reached the provider", milliseconds(mutating), writes.value))
+      print(
+        String(
+          format: "  10,000 mutations (%.1f ms) -> %d write(s) reached the provider", milliseconds(mutating),
+          writes.value))
 
       // 2. Explicit save against a plain write.
       let token = Shared<String>(wrappedValue: "", .secret(service: "bench", account: "save"))
@@ -56,11 +59,12 @@ func measure(_ provider: Provider) async throws {
         token.withLock { $0 = "value \(round)" }
         for side in round.isMultiple(of: 2) ? [0, 1] : [1, 0] {
           if side == 0 {
-            times[0].append(try await seconds { try await token.save() } * 1e3)
+            times[0].append(try await secondsAwaiting { try await token.save() } * 1e3)
           } else {
-            times[1].append(try seconds {
-              try client.write(SecretValue("\"value \(round)\""), service: "bench", account: "raw")
-            } * 1e3)
+            times[1].append(
+              try seconds {
+                try client.write(SecretValue("\"value \(round)\""), service: "bench", account: "raw")
+              } * 1e3)
           }
         }
       }
@@ -73,17 +77,18 @@ func measure(_ provider: Provider) async throws {
       var latencies = Samples()
       for change in 1...50 {
         var values = watched.values.makeAsyncIterator()
-        latencies.append(try await seconds {
-          try await other.write(
-            SecretValue("\(change)"), attributes: SecretClient.attributes(service: "bench", account: "live"), exactly: true)
-          while let value = await values.next(), value != change {}
-        } * 1e3)
+        latencies.append(
+          try await secondsAwaiting {
+            try await other.write(
+              SecretValue("\(change)"), attributes: SecretClient.attributes(service: "bench", account: "live"),
+              exactly: true)
+            while let value = await values.next(), value != change {}
+          } * 1e3)
       }
       print("  a change by another connection reaches the value in \(latencies.formatted(2)) ms")
     }
   }
 }
-
 
 for provider in Provider.all {
   try await measure(provider)

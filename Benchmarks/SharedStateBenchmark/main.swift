@@ -39,7 +39,9 @@ let environment = SharedEnvironment(
   inMemoryStorage: InMemoryStorage(), fileStorage: .fileSystem, writeClock: .live)
 let rounds = 9
 
-print("withLock { $0 += 1 } on an in-memory Shared against Mutex.withLock { $0 += 1 }, ops/s, \(rounds) alternating rounds:")
+print(
+  "withLock { $0 += 1 } on an in-memory Shared against Mutex.withLock { $0 += 1 }, ops/s, \(rounds) alternating rounds:"
+)
 // One thread, and one per core: more threads than cores measure the scheduler, not the lock.
 for threads in Set([1, ProcessInfo.processInfo.activeProcessorCount]).sorted() {
   let shared = environment.withValue { Shared(wrappedValue: 0, .inMemory("bench-\(threads)")) }
@@ -55,8 +57,9 @@ for threads in Set([1, ProcessInfo.processInfo.activeProcessorCount]).sorted() {
   alternating(rounds: rounds, sides: 2) { _, side in
     rates[side].append(measure(threads: threads, iterations: iterations, sides[side]))
   }
-  print("  \(threads) thread\(threads == 1 ? "" : "s"): Shared \(rates[0]), Mutex \(rates[1]); "
-    + "ratio \(Samples.ratios(rates[1], rates[0]).formatted(2))")
+  print(
+    "  \(threads) thread\(threads == 1 ? "" : "s"): Shared \(rates[0]), Mutex \(rates[1]); "
+      + "ratio \(Samples.ratios(rates[1], rates[0]).formatted(2))")
 }
 
 // MARK: Writes through the window
@@ -96,8 +99,11 @@ while clock.now < end {
   mutations += 1_000
 }
 try await document.save()
-let onDisk = (try? JSONDecoder().decode(Document.self, from: Data(contentsOf: folder.appending(component: "document.json"))))?.revision
+let onDisk =
+  (try? JSONDecoder().decode(Document.self, from: Data(contentsOf: folder.appending(component: "document.json"))))?
+  .revision
 print(
   "fileStorage, 1 s window: \(mutations) mutations of a 2 MB value in \(Int(span)) s -> \(writes.value) writes "
-    + "(one per window, and the save at the end, is at most \(Int(span) + 2)); last revision on disk: \(onDisk ?? -1) of \(mutations)")
+    + "(one per window, and the save at the end, is at most \(Int(span) + 2)); last revision on disk: \(onDisk ?? -1) of \(mutations)"
+)
 try? FileManager.default.removeItem(at: folder)

@@ -68,8 +68,10 @@ struct Row {
   var outcome: [Provider: String] = [:]
 }
 
-func runPython(_ instance: ProviderInstance, _ script: String, _ arguments: [String], input: String? = nil,
-               path: String? = nil) throws -> ProcessOutput {
+func runPython(
+  _ instance: ProviderInstance, _ script: String, _ arguments: [String], input: String? = nil,
+  path: String? = nil
+) throws -> ProcessOutput {
   var environment = instance.environment
   if let path { environment["PYTHONPATH"] = path }
   return try runProcess(
@@ -82,9 +84,11 @@ func alive(_ instance: ProviderInstance) -> String { isRunning(instance.pid) ? "
 func takeover(_ provider: Provider) async throws -> String {
   try await withProvider(provider) { instance in
     _ = try instance.run("secret-tool", ["store", "--label=t", "check", "takeover"], input: Array("x".utf8))
-    let answer = try runPython(instance, jeepneyChecks, ["takeover"]).stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+    let answer = try runPython(instance, jeepneyChecks, ["takeover"]).stdoutText.trimmingCharacters(
+      in: .whitespacesAndNewlines)
     let kept = try instance.run("secret-tool", ["lookup", "check", "takeover"]).stdoutText == "x"
-    return (answer == "3" ? "refused (EXISTS)" : "name taken (\(answer))") + (kept ? ", items kept" : ", items lost") + alive(instance)
+    return (answer == "3" ? "refused (EXISTS)" : "name taken (\(answer))") + (kept ? ", items kept" : ", items lost")
+      + alive(instance)
   }
 }
 
@@ -104,12 +108,14 @@ func secretstorage(_ provider: Provider, sdist: URL) async throws -> String {
     let unpack = try instance.run("tar", ["-xzf", sdist.path, "-C", instance.bus.directory.path])
     guard unpack.status == 0 else { return "not run: \(unpack.stderrText)" }
     for index in 0..<2_000 {
-      _ = try instance.run("secret-tool", ["store", "--label=b", "bulk", "yes", "n", "\(index)"], input: Array("v\(index)".utf8))
+      _ = try instance.run(
+        "secret-tool", ["store", "--label=b", "bulk", "yes", "n", "\(index)"], input: Array("v\(index)".utf8))
     }
     let run = try runPython(
       instance, secretstorageReads, [], path: instance.bus.directory.appending(path: "secretstorage-3.5.0").path)
     let read = run.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
-    return read == "2000" ? "read all 2,000" : "failed after \(read.isEmpty ? "?" : read): \(run.stderrText.suffix(100))"
+    return read == "2000"
+      ? "read all 2,000" : "failed after \(read.isEmpty ? "?" : read): \(run.stderrText.suffix(100))"
   }
 }
 

@@ -27,7 +27,9 @@ struct Statistics {
   @SharedReader(.favourites) var favourites
 
   var summary: String {
-    favourites.isEmpty ? "no favourites" : "\(favourites.count) favourites: " + favourites.sorted().map(String.init).joined(separator: ", ")
+    favourites.isEmpty
+      ? "no favourites"
+      : "\(favourites.count) favourites: " + favourites.sorted().map(String.init).joined(separator: ", ")
   }
 }
 

@@ -26,7 +26,8 @@ extension SharedKey where Self == SecretKey<SessionToken?>.Default {
 
 extension SharedKey where Self == FileStorageKey<Preferences>.Default {
   static var preferences: Self {
-    let config = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].map { URL(filePath: $0) }
+    let config =
+      ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].map { URL(filePath: $0) }
       ?? URL.homeDirectory.appending(path: ".config")
     return Self[.fileStorage(config.appending(path: "login-example/preferences.json")), default: Preferences()]
   }

@@ -13,9 +13,9 @@ func main() async throws {
   @Shared(.fileStorage(folder.appending(path: "settings.json"))) var settings = Settings()
   @Shared(.inMemory("requests")) var requests = 0
 
-  $settings.withLock { $0.launches += 1 }   // atomic read-modify-write, saved within a second…
-  $requests.withLock { $0 += 1 }            // …or never: in-memory values die with the process
-  try await $settings.save()                // written now
+  $settings.withLock { $0.launches += 1 }  // atomic read-modify-write, saved within a second…
+  $requests.withLock { $0 += 1 }  // …or never: in-memory values die with the process
+  try await $settings.save()  // written now
   print("launch \(settings.launches), theme \(settings.theme), \(requests) request this run")
 }
 

@@ -10,7 +10,9 @@ package struct ArgumentSpec: Sendable, Hashable {
   /// Words offered by shell completion (not enforced: the command validates).
   package var completions: [String]
 
-  package init(_ name: String, _ help: String, optional: Bool = false, variadic: Bool = false, completions: [String] = []) {
+  package init(
+    _ name: String, _ help: String, optional: Bool = false, variadic: Bool = false, completions: [String] = []
+  ) {
     self.name = name
     self.help = help
     self.isOptional = optional

@@ -58,7 +58,8 @@ enum CollectionCommands {
     return .success
   }
 
-  private static func text(_ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?) -> String {
+  private static func text(_ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?) -> String
+  {
     let process = [provider.pid.map { "pid \($0)" }, provider.executable].compactMap { $0 }.joined(separator: ", ")
     var text = "provider: \(provider.busName) owned by \(provider.uniqueName)"
     text += process.isEmpty ? "\n" : " (\(process))\n"
@@ -66,7 +67,8 @@ enum CollectionCommands {
     text += "collections:\n"
     for collection in collections {
       let items = collection.itemCount == 1 ? "1 item" : "\(collection.itemCount) items"
-      let marks = [collection.isLocked ? "locked" : "unlocked", items] + (collection.path == defaultPath ? ["default"] : [])
+      let marks =
+        [collection.isLocked ? "locked" : "unlocked", items] + (collection.path == defaultPath ? ["default"] : [])
       text += "  \(collection.path)  \"\(collection.label)\"  \(marks.joined(separator: ", "))\n"
     }
     return text

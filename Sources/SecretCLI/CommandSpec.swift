@@ -35,7 +35,8 @@ struct CommandSpec: Sendable {
 
   /// What the command accepts, for the shared parser.
   var syntax: CommandLineSyntax {
-    CommandLineSyntax(options: allOptions, arguments: arguments, optionsEndAtFirstPositional: optionsEndAtFirstPositional)
+    CommandLineSyntax(
+      options: allOptions, arguments: arguments, optionsEndAtFirstPositional: optionsEndAtFirstPositional)
   }
 }
 

@@ -17,7 +17,9 @@ enum Completion {
     case "bash": console.print(bash(commandTable))
     case "zsh": console.print(zsh(commandTable))
     case "fish": console.print(fish(commandTable))
-    case let other: throw .usage("no completion for shell '\(other ?? "")'; choose bash, zsh or fish; see `secretctl completion --help`")
+    case let other:
+      throw .usage(
+        "no completion for shell '\(other ?? "")'; choose bash, zsh or fish; see `secretctl completion --help`")
     }
     return .success
   }
@@ -42,12 +44,16 @@ enum Completion {
       script += "      case \"$prev\" in\n"
       for option in command.options where !option.isFlag {
         let names = optionWords(option).joined(separator: "|")
-        let reply = option.completions.isEmpty ? "COMPREPLY=()" : "COMPREPLY=($(compgen -W \(bashQuoted(option.completions.joined(separator: " "))) -- \"$cur\"))"
+        let reply =
+          option.completions.isEmpty
+          ? "COMPREPLY=()"
+          : "COMPREPLY=($(compgen -W \(bashQuoted(option.completions.joined(separator: " "))) -- \"$cur\"))"
         script += "        \(names)) \(reply); return ;;\n"
       }
       script += "      esac\n"
       let options = command.allOptions.flatMap(optionWords).joined(separator: " ")
-      script += "      if [[ \"$cur\" == -* ]]; then COMPREPLY=($(compgen -W \(bashQuoted(options)) -- \"$cur\")); return; fi\n"
+      script +=
+        "      if [[ \"$cur\" == -* ]]; then COMPREPLY=($(compgen -W \(bashQuoted(options)) -- \"$cur\")); return; fi\n"
       if command.optionsEndAtFirstPositional {
         script += "      COMPREPLY=($(compgen -c -- \"$cur\"))\n"
       } else {
@@ -127,7 +133,10 @@ enum Completion {
   private static func zshOptionSpecs(_ option: OptionSpec) -> [String] {
     let repeatable = option.isRepeatable ? "*" : ""
     let help = "[\(zshEscaped(option.help))]"
-    let value = option.valueName.map { ":\(zshEscaped($0)):" + (option.completions.isEmpty ? " " : "(\(option.completions.joined(separator: " ")))") } ?? ""
+    let value =
+      option.valueName.map {
+        ":\(zshEscaped($0)):" + (option.completions.isEmpty ? " " : "(\(option.completions.joined(separator: " ")))")
+      } ?? ""
     var specs = [repeatable + "--\(option.long)" + (option.isFlag ? "" : "=") + help + value]
     if let short = option.short { specs.append(repeatable + "-\(short)" + (option.isFlag ? "" : "+") + help + value) }
     return specs
@@ -150,7 +159,8 @@ enum Completion {
       "complete -c secretctl -f",
     ]
     for command in commands {
-      lines.append("complete -c secretctl -n __fish_use_subcommand -a \(command.name) -d \(fishQuoted(command.summary))")
+      lines.append(
+        "complete -c secretctl -n __fish_use_subcommand -a \(command.name) -d \(fishQuoted(command.summary))")
     }
     for option in programOptions {
       lines.append("complete -c secretctl -n __fish_use_subcommand" + fishOption(option))
@@ -165,7 +175,8 @@ enum Completion {
       }
       for argument in command.arguments where !argument.completions.isEmpty {
         lines.append(
-          "complete -c secretctl" + condition + " -a \(fishQuoted(argument.completions.joined(separator: " "))) -d \(fishQuoted(argument.help))")
+          "complete -c secretctl" + condition
+            + " -a \(fishQuoted(argument.completions.joined(separator: " "))) -d \(fishQuoted(argument.help))")
       }
     }
     return lines.joined(separator: "\n") + "\n"

@@ -29,8 +29,12 @@ enum ExecCommand {
     optionsEndAtFirstPositional: true
   ) { arguments, console throws(CLIError) in
     let bindings = try arguments.values("env").map { (word: String) throws(CLIError) in try Binding(word) }
-    guard !bindings.isEmpty else { throw .usage("give at least one -e VAR=SERVICE[/ACCOUNT]; see `secretctl exec --help`") }
-    guard let command = arguments.argument("COMMAND") else { throw .usage("missing COMMAND; see `secretctl exec --help`") }
+    guard !bindings.isEmpty else {
+      throw .usage("give at least one -e VAR=SERVICE[/ACCOUNT]; see `secretctl exec --help`")
+    }
+    guard let command = arguments.argument("COMMAND") else {
+      throw .usage("missing COMMAND; see `secretctl exec --help`")
+    }
     let client = console.client()
     let collection = arguments.option("collection").map(CollectionID.init)
     for binding in bindings {
@@ -39,11 +43,14 @@ enum ExecCommand {
       }
       guard var value = found else {
         throw .notFound(
-          "no secret for \(ItemCommands.describe(binding.service, binding.account)) (for \(binding.variable)); nothing was run")
+          "no secret for \(ItemCommands.describe(binding.service, binding.account)) (for \(binding.variable)); nothing was run"
+        )
       }
       defer { wipe(&value.bytes) }
       guard !value.bytes.contains(0), value.isText else {
-        throw .usage("the secret for \(binding.variable) is binary (not UTF-8 text without NUL) and cannot go in an environment variable; nothing was run")
+        throw .usage(
+          "the secret for \(binding.variable) is binary (not UTF-8 text without NUL) and cannot go in an environment variable; nothing was run"
+        )
       }
       let set = value.bytes.withUnsafeBytes { bytes in
         Result { () throws(Errno) in try Environment.set(binding.variable, to: bytes) }

@@ -14,7 +14,9 @@ enum GitCredential {
       `get` with nothing found prints nothing and exits 0; other actions are ignored.
       Use it: git config --global credential.helper '!secretctl git-credential'
       """,
-    arguments: [ArgumentSpec("ACTION", "get, store or erase, as git gives it.", completions: ["get", "store", "erase"])]
+    arguments: [
+      ArgumentSpec("ACTION", "get, store or erase, as git gives it.", completions: ["get", "store", "erase"])
+    ]
   ) { arguments, console throws(CLIError) in
     let action = arguments.argument("ACTION") ?? ""
     // git's protocol: a helper silently ignores an action it does not know.
@@ -75,8 +77,9 @@ enum GitCredential {
   private static func erase(_ credential: Credential, client: SecretClient) throws(CLIError) {
     // As git's helper: an empty pattern would match everything, and is far too easy to send.
     let attributes = credential.attributes
-    guard attributes["protocol"] != nil || attributes["server"] != nil || attributes["object"] != nil
-      || attributes["user"] != nil
+    guard
+      attributes["protocol"] != nil || attributes["server"] != nil || attributes["object"] != nil
+        || attributes["user"] != nil
     else { return }
     _ = try service { () throws(SecretError) in try client.delete(attributes) }
   }
@@ -183,7 +186,8 @@ struct Credential {
   func answer() -> [UInt8] {
     var output: [UInt8] = []
     // Reserved up front so that growing never leaves a copy of the password in freed memory.
-    output.reserveCapacity(64 + (username?.utf8.count ?? 0) + password.count + oauthRefreshToken.count + (passwordExpiry?.utf8.count ?? 0))
+    output.reserveCapacity(
+      64 + (username?.utf8.count ?? 0) + password.count + oauthRefreshToken.count + (passwordExpiry?.utf8.count ?? 0))
     // Appended piece by piece: `a + password + b` would make temporary arrays holding it.
     if let username { output += "username=\(username)\n".utf8 }
     output += "password=".utf8

@@ -17,11 +17,18 @@ enum ItemCommands {
     let (service, account) = try serviceAndAccount(arguments)
     let client = console.client()
     let collection = arguments.option("collection").map(CollectionID.init)
-    let found = try SecretCLI.service { () throws(SecretError) in try client.read(service: service, account: account, in: collection) }
-    guard var value = found else { throw .notFound("no secret for \(describe(service, account)); store one with `secretctl set \(words(service, account))`") }
+    let found = try SecretCLI.service { () throws(SecretError) in
+      try client.read(service: service, account: account, in: collection)
+    }
+    guard var value = found else {
+      throw .notFound(
+        "no secret for \(describe(service, account)); store one with `secretctl set \(words(service, account))`")
+    }
     defer { wipe(&value.bytes) }
     if arguments.flag("json") {
-      var members: [(String, JSON)] = [("service", .string(service)), ("account", .string(account)), ("contentType", .string(value.contentType))]
+      var members: [(String, JSON)] = [
+        ("service", .string(service)), ("account", .string(account)), ("contentType", .string(value.contentType)),
+      ]
       if let text = value.text {
         members.append(("secret", .string(text)))
       } else {
@@ -52,7 +59,8 @@ enum ItemCommands {
       OptionSpec(
         "collection", value: "NAME", completions: ["default", "session"],
         help: "Where to store: default, session, or a collection's object path (default: default)."),
-      OptionSpec("ttl", value: "DURATION", help: "Expire the secret after DURATION (90s, 15m, 2h, 1d, 1h30m); secretd only."),
+      OptionSpec(
+        "ttl", value: "DURATION", help: "Expire the secret after DURATION (90s, 15m, 2h, 1d, 1h30m); secretd only."),
       OptionSpec("trim", help: "Drop one trailing newline from piped input."),
     ]
   ) { arguments, console throws(CLIError) in
@@ -104,7 +112,10 @@ enum ItemCommands {
       Exit status: 0 deleted, 1 no such secret, 2 usage error, 3 Secret Service error.
       """,
     arguments: [Common.service, Common.account],
-    options: [Common.collectionFilter, OptionSpec("all", help: "Delete every matching item, whatever its account or other attributes.")]
+    options: [
+      Common.collectionFilter,
+      OptionSpec("all", help: "Delete every matching item, whatever its account or other attributes."),
+    ]
   ) { arguments, console throws(CLIError) in
     let (service, account) = try serviceAndAccount(arguments)
     let client = console.client()
@@ -114,7 +125,8 @@ enum ItemCommands {
     if matching.count > 1, !arguments.flag("all") {
       throw .usage(
         "\(matching.count) items match \(describe(service, account)); "
-          + "\(account == nil ? "name the ACCOUNT, or " : "")pass --all to delete them all (`secretctl search` lists them)")
+          + "\(account == nil ? "name the ACCOUNT, or " : "")pass --all to delete them all (`secretctl search` lists them)"
+      )
     }
     let deleted = try SecretCLI.service { () throws(SecretError) in try client.delete(attributes, in: collection) }
     guard deleted else { throw .notFound("no secret for \(describe(service, account)); nothing was deleted") }
@@ -128,7 +140,10 @@ enum ItemCommands {
       --show-secrets, and only for unlocked items.
       Exit status: 0 found, 1 nothing matched, 2 usage error, 3 Secret Service error.
       """,
-    arguments: [ArgumentSpec("ATTR=VALUE", "An attribute the items must have, such as service=github.com.", optional: true, variadic: true)],
+    arguments: [
+      ArgumentSpec(
+        "ATTR=VALUE", "An attribute the items must have, such as service=github.com.", optional: true, variadic: true)
+    ],
     options: [Common.collectionFilter, OptionSpec("show-secrets", help: "Also print the secrets."), Common.json]
   ) { arguments, console throws(CLIError) in
     var attributes: [String: String] = [:]
@@ -213,7 +228,11 @@ extension ItemCommands {
   private static func text(_ item: SecretItem, showSecrets: Bool) -> String {
     var lines = ["[\(item.path)]", "label = \(item.label)"]
     if showSecrets, let secret = item.secret {
-      if let text = secret.text { lines.append("secret = \(text)") } else { lines.append("secret.base64 = \(base64(secret.bytes))") }
+      if let text = secret.text {
+        lines.append("secret = \(text)")
+      } else {
+        lines.append("secret.base64 = \(base64(secret.bytes))")
+      }
     }
     lines.append("locked = \(item.isLocked ? "yes" : "no")")
     lines.append("created = \(iso8601(item.created))")

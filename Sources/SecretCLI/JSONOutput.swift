@@ -23,7 +23,10 @@ enum JSON {
     case .bool(let value): text += value ? "true" : "false"
     case .null: text += "null"
     case .array(let elements):
-      guard !elements.isEmpty else { text += "[]"; return }
+      guard !elements.isEmpty else {
+        text += "[]"
+        return
+      }
       text += "[\n"
       for (index, element) in elements.enumerated() {
         text += indent + "  "
@@ -32,7 +35,10 @@ enum JSON {
       }
       text += indent + "]"
     case .object(let members):
-      guard !members.isEmpty else { text += "{}"; return }
+      guard !members.isEmpty else {
+        text += "{}"
+        return
+      }
       text += "{\n"
       for (index, (key, value)) in members.enumerated() {
         text += indent + "  "

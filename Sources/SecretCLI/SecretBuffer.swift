@@ -21,7 +21,9 @@ struct SecretBuffer: ~Copyable {
 
   /// Reads `descriptor` to its end, or until `stop` says the bytes so far are enough.
   /// Returns false on a read error.
-  mutating func read(from descriptor: FileDescriptor, until stop: (UnsafeRawBufferPointer) -> Bool = { _ in false }) -> Bool {
+  mutating func read(from descriptor: FileDescriptor, until stop: (UnsafeRawBufferPointer) -> Bool = { _ in false })
+    -> Bool
+  {
     while true {
       if count == storage.count { grow() }
       let free = UnsafeMutableRawBufferPointer(rebasing: storage[count...])

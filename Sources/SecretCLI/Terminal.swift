@@ -12,7 +12,10 @@ package struct Console: Sendable {
   /// its worker thread), which cost every command about half a millisecond before exit.
   private let secretClient: SecretClient
 
-  package init(input: FileDescriptor = .standardInput, output: FileDescriptor = .standardOutput, error: FileDescriptor = .standardError) {
+  package init(
+    input: FileDescriptor = .standardInput, output: FileDescriptor = .standardOutput,
+    error: FileDescriptor = .standardError
+  ) {
     self.input = input
     self.output = output
     self.error = error
@@ -54,7 +57,8 @@ enum Terminal {
     defer { tty.close() }
     if let original = try? tty.terminalAttributes() {
       // Echo goes off before the prompt shows, so nothing typed after seeing it is echoed.
-      try tty.withTerminalAttributes(original.withoutEcho, restoring: original, on: signalsThatEndUs) { () throws(CLIError) in
+      try tty.withTerminalAttributes(original.withoutEcho, restoring: original, on: signalsThatEndUs) {
+        () throws(CLIError) in
         try? tty.writeAll(prompt)
         try readLine(from: tty, into: &buffer)
       }
@@ -71,7 +75,8 @@ enum Terminal {
     while true {
       let got: Int
       do throws(Errno) {
-        got = try withUnsafeMutableBytes(of: &byte) { raw in Result { () throws(Errno) in try tty.read(into: raw) } }.get()
+        got = try withUnsafeMutableBytes(of: &byte) { raw in Result { () throws(Errno) in try tty.read(into: raw) } }
+          .get()
       } catch {
         throw .service("cannot read from the terminal: \(error)")
       }

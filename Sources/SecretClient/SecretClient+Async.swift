@@ -51,12 +51,16 @@ extension SecretClient {
   public func search(
     _ attributes: [String: String] = [:], includeSecrets: Bool = false, in collection: CollectionID? = nil
   ) async throws(SecretError) -> [SecretItem] {
-    try await offload { client throws(SecretError) in try client.search(attributes, includeSecrets: includeSecrets, in: collection) }
+    try await offload { client throws(SecretError) in
+      try client.search(attributes, includeSecrets: includeSecrets, in: collection)
+    }
   }
 
   /// The secret stored for `service` and `account` (the attributes `secret-tool` uses), or
   /// `nil`; runs on a dedicated thread.
-  public func read(service: String, account: String? = nil, in collection: CollectionID? = nil) async throws(SecretError) -> SecretValue? {
+  public func read(service: String, account: String? = nil, in collection: CollectionID? = nil)
+    async throws(SecretError) -> SecretValue?
+  {
     try await read(Self.attributes(service: service, account: account), in: collection)
   }
 
@@ -66,13 +70,16 @@ extension SecretClient {
     _ value: SecretValue, service: String, account: String? = nil, label: String? = nil,
     in collection: CollectionID = .default
   ) async throws(SecretError) {
-    try await write(value, attributes: Self.attributes(service: service, account: account), label: label, in: collection)
+    try await write(
+      value, attributes: Self.attributes(service: service, account: account), label: label, in: collection)
   }
 
   /// Deletes the secret for `service` and `account` and returns whether there was one; runs on
   /// a dedicated thread.
   @discardableResult
-  public func delete(service: String, account: String? = nil, in collection: CollectionID? = nil) async throws(SecretError) -> Bool {
+  public func delete(service: String, account: String? = nil, in collection: CollectionID? = nil)
+    async throws(SecretError) -> Bool
+  {
     try await delete(Self.attributes(service: service, account: account), in: collection)
   }
 
@@ -118,7 +125,9 @@ extension SecretClient {
     try await offload { client throws(SecretError) in try client.changes(in: collection) }
   }
 
-  private func offload<T: Sendable>(_ body: @escaping @Sendable (SecretClient) throws(SecretError) -> T) async throws(SecretError) -> T {
+  private func offload<T: Sendable>(_ body: @escaping @Sendable (SecretClient) throws(SecretError) -> T)
+    async throws(SecretError) -> T
+  {
     try await executor.run { () throws(SecretError) -> T in try body(self) }
   }
 }

@@ -16,7 +16,8 @@ extension SecretClient {
     return try withService { service throws(SecretError) in
       let (found, locked) = try Self.itemPaths(attributes, in: collection, on: service)
       let unlocked = exactly ? try Self.exactMatches(found, attributes, on: service) : found
-      guard let path = exactly ? unlocked.first : try Self.preferredItem(unlocked, exactly: attributes, on: service) else {
+      guard let path = exactly ? unlocked.first : try Self.preferredItem(unlocked, exactly: attributes, on: service)
+      else {
         if let lockedPath = locked.first { throw .locked(path: Self.collectionPath(ofItem: lockedPath)) }
         return nil
       }
@@ -178,7 +179,9 @@ extension SecretClient {
   }
 
   /// The secret stored for `service` and `account`, or `nil`.
-  public func read(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError) -> SecretValue? {
+  public func read(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError)
+    -> SecretValue?
+  {
     try read(Self.attributes(service: service, account: account), in: collection)
   }
 
@@ -192,7 +195,9 @@ extension SecretClient {
 
   /// Deletes the secret for `service` and `account`; returns whether there was one.
   @discardableResult
-  public func delete(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError) -> Bool {
+  public func delete(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError)
+    -> Bool
+  {
     try delete(Self.attributes(service: service, account: account), in: collection)
   }
 }

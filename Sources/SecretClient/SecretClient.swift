@@ -1,5 +1,5 @@
-import SystemCalls
 import Synchronization
+import SystemCalls
 
 /// A typed client of the freedesktop Secret Service (secretd, gnome-keyring, KeePassXC, …).
 ///
@@ -50,7 +50,7 @@ public final class SecretClient: Sendable {
     let (service, isNew) = try currentService()
     do {
       return try body(service)
-    } catch where !isNew && error.meansConnectionIsStale {
+    } catch  where !isNew && error.meansConnectionIsStale {
       discard(service)
       return try body(try currentService().service)
     } catch {

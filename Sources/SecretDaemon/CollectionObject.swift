@@ -24,7 +24,10 @@ struct CollectionObject {
     return try properties.map { (property) throws(DBusError) -> DBusValue in
       switch property {
       case "Items":
-        return .objectPaths(collection.search([:], now: daemon.store.now).map { ObjectPaths.item(ItemReference(collection: name, item: $0)) })
+        return .objectPaths(
+          collection.search([:], now: daemon.store.now).map {
+            ObjectPaths.item(ItemReference(collection: name, item: $0))
+          })
       case "Label": return .string(collection.label)
       case "Locked": return .boolean(collection.locked)
       case "Created": return .uint64(collection.created)

@@ -39,7 +39,8 @@ extension DBusError {
       name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(interface).\(method) on \(path)")
   }
   static func unknownProperty(_ interface: String, _ name: String, _ path: String) -> DBusError {
-    DBusError(name: "org.freedesktop.DBus.Error.UnknownProperty", message: "no property \(interface).\(name) on \(path)")
+    DBusError(
+      name: "org.freedesktop.DBus.Error.UnknownProperty", message: "no property \(interface).\(name) on \(path)")
   }
 
   /// Converts a store refusal, naming the object path.
@@ -73,7 +74,8 @@ extension DBusError {
   init(_ error: SessionError) {
     switch error {
     case .unsupportedAlgorithm(let algorithm):
-      self = .notSupported("algorithm '\(algorithm)' is not supported; use plain or dh-ietf1024-sha256-aes128-cbc-pkcs7")
+      self = .notSupported(
+        "algorithm '\(algorithm)' is not supported; use plain or dh-ietf1024-sha256-aes128-cbc-pkcs7")
     case .invalidInput(let message): self = .invalidArgs(message)
     case .noSession(let path): self = .noSession("no open session \(path) for this connection")
     case .crypto(let error): self = DBusError(error)

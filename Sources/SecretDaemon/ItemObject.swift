@@ -72,7 +72,9 @@ struct ItemObject {
     let item: StoredItem
     do throws(StoreError) { item = try daemon.store.unlockedItem(reference) } catch { throw DBusError(error) }
     do throws(CryptoError) {
-      return .tuple([SecretValue.make(try session.encode(item.secret, contentType: item.contentType, path: sessionPath))])
+      return .tuple([
+        SecretValue.make(try session.encode(item.secret, contentType: item.contentType, path: sessionPath))
+      ])
     } catch {
       throw DBusError(error)
     }

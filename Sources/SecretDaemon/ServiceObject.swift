@@ -67,7 +67,9 @@ struct ServiceObject {
     guard let attributes = arguments.child(0)?.stringDictionary else { throw .invalidArgs("SearchItems takes (a{ss})") }
     do throws(StoreError) { try daemon.store.checkQuery(attributes) } catch { throw DBusError(error) }
     let found = daemon.store.search(attributes)
-    return .tuple([.objectPaths(found.unlocked.map(ObjectPaths.item)), .objectPaths(found.locked.map(ObjectPaths.item))])
+    return .tuple([
+      .objectPaths(found.unlocked.map(ObjectPaths.item)), .objectPaths(found.locked.map(ObjectPaths.item)),
+    ])
   }
 
   /// Unlock(ao) -> (ao unlocked, o prompt) and Lock(ao) -> (ao locked, o prompt).
@@ -89,7 +91,9 @@ struct ServiceObject {
     case .collection(let name)?:
       return try? daemon.resolve(name)
     case .item?:
-      guard let reference = try? daemon.resolveItem(path: path), (try? daemon.store.item(reference)) != nil else { return nil }
+      guard let reference = try? daemon.resolveItem(path: path), (try? daemon.store.item(reference)) != nil else {
+        return nil
+      }
       return reference.collection
     default:
       return nil
@@ -188,7 +192,9 @@ enum SecretValue {
     }
     let decoded = parameters.withBytes { parameterBytes in
       value.withBytes { valueBytes in
-        Result { () throws(CryptoError) -> SecureBuffer in try session.decode(parameters: parameterBytes, value: valueBytes) }
+        Result { () throws(CryptoError) -> SecureBuffer in
+          try session.decode(parameters: parameterBytes, value: valueBytes)
+        }
       }
     }
     switch decoded {

@@ -37,7 +37,8 @@ enum SecretJSON {
     isNone(value) ? nil : Array(try JSONEncoder().encode(value))
   }
 
-  static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], address: SecretItemAddress) throws -> Value {
+  static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], address: SecretItemAddress) throws -> Value
+  {
     do {
       return try JSONDecoder().decode(Value.self, from: Data(bytes))
     } catch {

@@ -29,7 +29,8 @@ public struct SecretStorage: Sendable {
   /// Keeps `bytes` in a backup item beside the item: same attributes plus `backup` = `stamp`.
   public var backup: @Sendable (SecretItemAddress, [UInt8], _ stamp: String) throws -> Void
   /// Calls `onChange` whenever an item of the address's collection may have changed.
-  public var watch: @Sendable (SecretItemAddress, _ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription
+  public var watch:
+    @Sendable (SecretItemAddress, _ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription
   /// Tells stores apart: keys share a value only when they use the same store.
   let identity = StoreIdentity()
   /// Whether this is ``inMemory()``: change notices and last writes then happen at once.

@@ -136,9 +136,9 @@ public enum SharedStateError: Error, CustomStringConvertible, Sendable {
   /// What went wrong and what to do about it.
   public var description: String {
     switch self {
-    case let .continuationNeverResumed(what):
+    case .continuationNeverResumed(let what):
       "\(what) was released without being resumed; the key must resume its continuation exactly once."
-    case let .valueNotFound(key):
+    case .valueNotFound(let key):
       "No value is stored for \(key). Store one first, or declare a default instead of using require:."
     }
   }

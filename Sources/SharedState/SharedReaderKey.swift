@@ -85,7 +85,7 @@ public enum LoadContext<Value: Sendable>: Sendable {
   /// The declared default, when the context carries one.
   public var initialValue: Value? {
     switch self {
-    case let .initialValue(value): value
+    case .initialValue(let value): value
     case .userInitiated: nil
     }
   }

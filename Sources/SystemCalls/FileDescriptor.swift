@@ -93,7 +93,9 @@ package struct FileDescriptor: Hashable, Sendable {
 
   /// A pipe whose ends close on exec; with `nonBlockingWrite`, a full pipe fails a write rather
   /// than blocking it (what a signal handler needs). Wraps pipe(2) and fcntl(2).
-  package static func pipe(nonBlockingWrite: Bool = false) throws(Errno) -> (read: FileDescriptor, write: FileDescriptor) {
+  package static func pipe(nonBlockingWrite: Bool = false) throws(Errno) -> (
+    read: FileDescriptor, write: FileDescriptor
+  ) {
     var ends: [CInt] = [-1, -1]
     _ = try retryingOnInterrupt { Glibc.pipe(&ends) }
     let pair = (read: FileDescriptor(rawValue: ends[0]), write: FileDescriptor(rawValue: ends[1]))

@@ -35,7 +35,8 @@ package enum Files {
     let file: FileDescriptor
     do {
       file = try FileDescriptor.open(
-        temporary, .writeOnly, options: [.create, .exclusiveCreate], permissions: FilePermissions(rawValue: existingMode ?? 0o644))
+        temporary, .writeOnly, options: [.create, .exclusiveCreate],
+        permissions: FilePermissions(rawValue: existingMode ?? 0o644))
     } catch {
       throw .failed(call: "open", path: temporary, error)
     }
@@ -43,7 +44,9 @@ package enum Files {
     defer { if removeTemporary { _ = unlink(temporary) } }
     do {
       defer { file.close() }
-      if let existingMode, fchmod(file.rawValue, existingMode) != 0 { throw AtomicWriteError.failed(call: "fchmod", path: temporary, .current) }
+      if let existingMode, fchmod(file.rawValue, existingMode) != 0 {
+        throw AtomicWriteError.failed(call: "fchmod", path: temporary, .current)
+      }
       do { try bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try file.writeAll(raw) } }.get() } catch {
         throw AtomicWriteError.failed(call: "write", path: temporary, error)
       }
@@ -60,7 +63,9 @@ package enum Files {
 
   /// Removes a file; one that does not exist is not an error. Wraps unlink(2).
   package static func remove(_ path: String) throws(FileCallError) {
-    if unlink(path) != 0, Errno.current != .noSuchFile { throw FileCallError(call: "unlink", path: path, errno: .current) }
+    if unlink(path) != 0, Errno.current != .noSuchFile {
+      throw FileCallError(call: "unlink", path: path, errno: .current)
+    }
   }
 
   /// Where the symbolic link at `path` points; nil when it is not one or cannot be read.

@@ -35,13 +35,19 @@ package struct Inotify: Sendable {
     var buffer = [UInt8](repeating: 0, count: 16 * 1024)
     let header = MemoryLayout<inotify_event>.size
     while true {
-      guard let count = try? buffer.withUnsafeMutableBytes({ raw in Result { () throws(Errno) in try descriptor.read(into: raw) } }).get(),
+      guard
+        let count = try? buffer.withUnsafeMutableBytes({ raw in
+          Result { () throws(Errno) in try descriptor.read(into: raw) }
+        }).get(),
         count > 0
       else { break }
       var offset = 0
       while offset + header <= count {
         let (watch, length) = buffer.withUnsafeBytes { raw in
-          (raw.loadUnaligned(fromByteOffset: offset, as: Int32.self), Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+          (
+            raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+            Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+          )
         }
         let nameBytes = buffer[(offset + header)..<min(offset + header + length, count)]
         events.append((Watch(rawValue: watch), String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)))

@@ -18,7 +18,8 @@ package struct ProcessID: Hashable, Sendable, CustomStringConvertible {
     guard let file = try? FileDescriptor.open("/proc/\(rawValue)/comm", .readOnly) else { return nil }
     defer { file.close() }
     var buffer = [UInt8](repeating: 0, count: 64)
-    guard let count = try? buffer.withUnsafeMutableBytes({ (raw) throws(Errno) -> Int in try file.read(into: raw) }), count > 0
+    guard let count = try? buffer.withUnsafeMutableBytes({ (raw) throws(Errno) -> Int in try file.read(into: raw) }),
+      count > 0
     else { return nil }
     return String(decoding: buffer[0..<count].prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
   }

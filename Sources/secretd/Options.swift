@@ -40,49 +40,54 @@ struct Options {
     var spec: OptionSpec { OptionSpec(String(name.dropFirst(2)), short: short, value: value, help: help) }
   }
 
-  static let flags: [Flag] = [
-    Flag(name: "--address", value: "ADDR", help: "serve the bus at ADDR instead of the session bus") {
-      $0.address = $1
-      return $1.isEmpty ? "--address needs a bus address" : nil
-    },
-    Flag(name: "--bus-name", value: "NAME", help: "own NAME instead of org.freedesktop.secrets") {
-      $0.busName = $1
-      return $1.isEmpty ? "--bus-name needs a name" : nil
-    },
-    Flag(name: "--replace", value: nil, help: "take the name from a provider that allows it (see --allow-replacement)", short: "r") {
-      options, _ in
-      options.replace = true
-      return nil
-    },
-    Flag(
-      name: "--allow-replacement", value: nil,
-      help: "let a later `secretd --replace` take the name over (and end this one with its items)"
-    ) { options, _ in
-      options.allowReplacement = true
-      return nil
-    },
-    Flag(
-      name: "--allow-unlocked-memory", value: nil,
-      help: "keep secrets even when memory cannot be locked (they may then be swapped to disk)"
-    ) { options, _ in
-      options.configuration.allowUnlockedMemory = true
-      return nil
-    },
-    Flag(
-      name: "--default-ttl", value: "SECONDS",
-      help: "expire items that carry no xdg:expires/expires-at attribute after SECONDS (default: never)"
-    ) {
-      guard let seconds = UInt64($1), seconds > 0 else { return "--default-ttl needs a positive number of seconds" }
-      $0.configuration.defaultTTL = seconds
-      return nil
-    },
-  ] + Limit.allCases.map(limitFlag)
+  static let flags: [Flag] =
+    [
+      Flag(name: "--address", value: "ADDR", help: "serve the bus at ADDR instead of the session bus") {
+        $0.address = $1
+        return $1.isEmpty ? "--address needs a bus address" : nil
+      },
+      Flag(name: "--bus-name", value: "NAME", help: "own NAME instead of org.freedesktop.secrets") {
+        $0.busName = $1
+        return $1.isEmpty ? "--bus-name needs a name" : nil
+      },
+      Flag(
+        name: "--replace", value: nil, help: "take the name from a provider that allows it (see --allow-replacement)",
+        short: "r"
+      ) {
+        options, _ in
+        options.replace = true
+        return nil
+      },
+      Flag(
+        name: "--allow-replacement", value: nil,
+        help: "let a later `secretd --replace` take the name over (and end this one with its items)"
+      ) { options, _ in
+        options.allowReplacement = true
+        return nil
+      },
+      Flag(
+        name: "--allow-unlocked-memory", value: nil,
+        help: "keep secrets even when memory cannot be locked (they may then be swapped to disk)"
+      ) { options, _ in
+        options.configuration.allowUnlockedMemory = true
+        return nil
+      },
+      Flag(
+        name: "--default-ttl", value: "SECONDS",
+        help: "expire items that carry no xdg:expires/expires-at attribute after SECONDS (default: never)"
+      ) {
+        guard let seconds = UInt64($1), seconds > 0 else { return "--default-ttl needs a positive number of seconds" }
+        $0.configuration.defaultTTL = seconds
+        return nil
+      },
+    ] + Limit.allCases.map(limitFlag)
 
   /// A flag that sets one of the daemon's limits; sizes take K, M or G.
   static func limitFlag(_ limit: Limit) -> Flag {
     let defaults = Limits()
     let current = defaults[keyPath: limit.keyPath]
-    let shown = limit == .memory ? "from RLIMIT_MEMLOCK, here \(size(current))" : limit.isSize ? size(current) : "\(current)"
+    let shown =
+      limit == .memory ? "from RLIMIT_MEMLOCK, here \(size(current))" : limit.isSize ? size(current) : "\(current)"
     return Flag(name: limit.flag, value: limit.isSize ? "BYTES" : "N", help: "\(limit.help) (default \(shown))") {
       guard let number = limit.isSize ? parseSize($1) : Int($1), number > 0 else {
         return "\(limit.flag) needs a positive \(limit.isSize ? "size, such as 4096 or 64M" : "number")"

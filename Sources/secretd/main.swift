@@ -90,7 +90,8 @@ func memoryLine(_ options: Options) -> String {
     options.configuration.allowUnlockedMemory
     ? "secrets may be swapped to disk when memory cannot be locked (--allow-unlocked-memory)"
     : "a secret that cannot be locked in memory is refused"
-  return "memory budget \(budget) for secrets, attributes and labels (--max-memory); RLIMIT_MEMLOCK \(locked); \(policy)"
+  return
+    "memory budget \(budget) for secrets, attributes and labels (--max-memory); RLIMIT_MEMLOCK \(locked); \(policy)"
 }
 
 ProcessHardening.restartWipingFreedMemory(arguments: CommandLine.arguments)

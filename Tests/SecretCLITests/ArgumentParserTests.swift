@@ -1,6 +1,7 @@
 import CommandLineSyntax
-@testable import SecretCLI
 import Testing
+
+@testable import SecretCLI
 
 @Suite("Argument parsing (pure)")
 struct ArgumentParserTests {
@@ -22,7 +23,9 @@ struct ArgumentParserTests {
   }
 
   @Test func everySpellingOfAnOptionValueIsAccepted() throws {
-    for words in [["--label", "x", "s"], ["--label=x", "s"], ["-l", "x", "s"], ["-lx", "s"], ["s", "--label", "x"]] {
+    for words in [
+      ["--label", "x", "s"], ["--label=x", "s"], ["-l", "x", "s"], ["-lx", "s"], ["s", "--label", "x"],
+    ] {
       let parsed = try Self.spec.parse(words)
       #expect(parsed.option("label") == "x", "\(words)")
       #expect(parsed.argument("SERVICE") == "s", "\(words)")
@@ -82,9 +85,10 @@ struct ArgumentParserTests {
 
   @Test func everyCommandOfTheTableHasHelpAndAUniqueName() {
     #expect(Set(commandTable.map(\.name)).count == commandTable.count)
-    #expect(commandTable.map(\.name) == [
-      "get", "set", "delete", "search", "lock", "unlock", "status", "exec", "git-credential", "completion",
-    ])
+    #expect(
+      commandTable.map(\.name) == [
+        "get", "set", "delete", "search", "lock", "unlock", "status", "exec", "git-credential", "completion",
+      ])
     for spec in commandTable {
       #expect(spec.helpText.contains("Usage: secretctl \(spec.name)"))
       #expect(programHelpText.contains(spec.name))
@@ -94,7 +98,9 @@ struct ArgumentParserTests {
 
 @Suite("Small pieces (pure)")
 struct PieceTests {
-  @Test(arguments: [("90", 90), ("90s", 90), ("15m", 900), ("2h", 7200), ("1d", 86400), ("1h30m", 5400), ("1w", 604_800)])
+  @Test(arguments: [
+    ("90", 90), ("90s", 90), ("15m", 900), ("2h", 7200), ("1d", 86400), ("1h30m", 5400), ("1w", 604_800),
+  ])
   func durationsParse(text: String, seconds: UInt64) {
     #expect(parseDuration(text) == seconds)
   }
@@ -105,18 +111,27 @@ struct PieceTests {
   }
 
   @Test func jsonEscapesAndKeepsKeyOrder() {
-    let json = JSON.object([("b", .string("q\"\\\n\u{1}")), ("a", .array([.number(1), .bool(true), .null])), ("e", .object([]))])
-    #expect(json.rendered == "{\n  \"b\": \"q\\\"\\\\\\n\\u0001\",\n  \"a\": [\n    1,\n    true,\n    null\n  ],\n  \"e\": {}\n}\n")
+    let json = JSON.object([
+      ("b", .string("q\"\\\n\u{1}")), ("a", .array([.number(1), .bool(true), .null])), ("e", .object([])),
+    ])
+    #expect(
+      json.rendered
+        == "{\n  \"b\": \"q\\\"\\\\\\n\\u0001\",\n  \"a\": [\n    1,\n    true,\n    null\n  ],\n  \"e\": {}\n}\n")
   }
 
   @Test func gitCredentialInputIsParsedAsGitSendsIt() {
-    let input = Array("protocol=https\nhost=example.com:8080\npath=a/b.git\nusername=bob\npassword=p=w\nwwwauth[]=x\nnonsense\n\nprotocol=ignored\n".utf8)
+    let input = Array(
+      "protocol=https\nhost=example.com:8080\npath=a/b.git\nusername=bob\npassword=p=w\nwwwauth[]=x\nnonsense\n\nprotocol=ignored\n"
+        .utf8)
     let credential = input.withUnsafeBytes { Credential(parsing: $0) }
     #expect(credential.protocol == "https")
     #expect(credential.host == "example.com")
     #expect(credential.port == 8080)
     #expect(credential.password == Array("p=w".utf8))
-    #expect(credential.attributes == ["protocol": "https", "server": "example.com", "port": "8080", "object": "a/b.git", "user": "bob"])
+    #expect(
+      credential.attributes == [
+        "protocol": "https", "server": "example.com", "port": "8080", "object": "a/b.git", "user": "bob",
+      ])
     #expect(credential.label == "Git: https://example.com:8080/a/b.git")
   }
 
@@ -146,7 +161,9 @@ struct PieceTests {
   @Test func execBindingsSplitAtTheLastSlash() throws {
     #expect(try ExecCommand.Binding("T=svc/acct") == .init(variable: "T", service: "svc", account: "acct"))
     #expect(try ExecCommand.Binding("T=svc") == .init(variable: "T", service: "svc", account: nil))
-    #expect(try ExecCommand.Binding("T=https://x.org/alice") == .init(variable: "T", service: "https://x.org", account: "alice"))
+    #expect(
+      try ExecCommand.Binding("T=https://x.org/alice")
+        == .init(variable: "T", service: "https://x.org", account: "alice"))
     #expect(throws: CLIError.self) { try ExecCommand.Binding("=svc") }
     #expect(throws: CLIError.self) { try ExecCommand.Binding("T=") }
     #expect(throws: CLIError.self) { try ExecCommand.Binding("T") }

@@ -75,13 +75,15 @@ struct CollectionCommandTests {
       #expect(run.stderrText.contains("`secretd &`"))
       #expect(run.stderrText.contains("`systemctl --user enable --now secretd`"))
     }
-    let set = try runProcess(try secretctlPath(), ["set", "s", "a"], input: Array("x".utf8), environment: environment, in: bus.directory)
+    let set = try runProcess(
+      try secretctlPath(), ["set", "s", "a"], input: Array("x".utf8), environment: environment, in: bus.directory)
     #expect(set.status == 3)
   }
 
   @Test func withoutABusTheMessageSaysHowToGetOne() throws {
     let run = try runProcess(
-      try secretctlPath(), ["status"], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "PATH": "/usr/bin:/bin"],
+      try secretctlPath(), ["status"],
+      environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "PATH": "/usr/bin:/bin"],
       in: URL(filePath: "/tmp"))
     #expect(run.status == 3)
     #expect(run.stderrIsOneMessage)

@@ -37,7 +37,8 @@ struct ExecCommandTests {
     try await withProvider(provider) { instance in
       _ = try secretctl(instance, ["set", "api", "alice"], input: "x")
       let marker = instance.bus.directory.appending(path: "ran").path
-      let run = try secretctl(instance, ["exec", "-e", "A=api/alice", "-e", "B=api/nobody", "/bin/sh", "-c", "touch '\(marker)'"])
+      let run = try secretctl(
+        instance, ["exec", "-e", "A=api/alice", "-e", "B=api/nobody", "/bin/sh", "-c", "touch '\(marker)'"])
       #expect(run.status == 1)
       #expect(run.stderrIsOneMessage)
       #expect(run.stderrText.contains("B"))

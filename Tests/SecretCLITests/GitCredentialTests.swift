@@ -9,23 +9,28 @@ struct GitCredentialTests {
   func git(_ instance: ProviderInstance, _ action: String, _ input: String) throws -> ProcessOutput {
     try instance.run(
       "git",
-      ["-c", "credential.helper=", "-c", "credential.helper=!'\(try secretctlPath())' git-credential",
-       "-c", "credential.interactive=false", "credential", action],
+      [
+        "-c", "credential.helper=", "-c", "credential.helper=!'\(try secretctlPath())' git-credential",
+        "-c", "credential.interactive=false", "credential", action,
+      ],
       input: Array(input.utf8))
   }
 
   @Test(arguments: Provider.all)
   func approveFillRejectRoundTrip(provider: Provider) async throws {
     try await withProvider(provider) { instance in
-      let approve = try git(instance, "approve", "protocol=https\nhost=example.com:8080\npath=team/repo.git\nusername=bob\npassword=s3cr=t\n\n")
+      let approve = try git(
+        instance, "approve",
+        "protocol=https\nhost=example.com:8080\npath=team/repo.git\nusername=bob\npassword=s3cr=t\n\n")
       #expect(approve.status == 0, "\(approve.stderrText)")
 
       // Stored as git's libsecret helper stores it.
       let item = try #require(try await instance.client().search(["server": "example.com"]).first)
       // git passes no path for https unless credential.useHttpPath is set, so there is no object.
-      #expect(item.attributes == [
-        "xdg:schema": "org.git.Password", "user": "bob", "protocol": "https", "server": "example.com", "port": "8080",
-      ])
+      #expect(
+        item.attributes == [
+          "xdg:schema": "org.git.Password", "user": "bob", "protocol": "https", "server": "example.com", "port": "8080",
+        ])
       #expect(item.label.hasPrefix("Git: https://example.com:8080/"))
 
       let fill = try git(instance, "fill", "protocol=https\nhost=example.com:8080\npath=team/repo.git\n\n")
@@ -33,7 +38,9 @@ struct GitCredentialTests {
       #expect(fill.stdoutText.contains("username=bob\n"))
       #expect(fill.stdoutText.contains("password=s3cr=t\n"))
 
-      let reject = try git(instance, "reject", "protocol=https\nhost=example.com:8080\npath=team/repo.git\nusername=bob\npassword=s3cr=t\n\n")
+      let reject = try git(
+        instance, "reject",
+        "protocol=https\nhost=example.com:8080\npath=team/repo.git\nusername=bob\npassword=s3cr=t\n\n")
       #expect(reject.status == 0)
       #expect(try await instance.client().search(["server": "example.com"]).isEmpty)
     }
@@ -57,11 +64,16 @@ struct GitCredentialTests {
       // another item without xdg:schema must be found too, as git's helper ignores the name.
       try await instance.client().write(
         SecretValue("from-libsecret\npassword_expiry_utc=1999999999"),
-        attributes: ["xdg:schema": "org.git.Password", "user": "carol", "protocol": "https", "server": "git.example", "port": "2222"],
+        attributes: [
+          "xdg:schema": "org.git.Password", "user": "carol", "protocol": "https", "server": "git.example",
+          "port": "2222",
+        ],
         label: "Git: https://git.example:2222/")
-      try await instance.client().write(SecretValue("plain"), attributes: ["user": "dave", "protocol": "ssh", "server": "other.example"])
+      try await instance.client().write(
+        SecretValue("plain"), attributes: ["user": "dave", "protocol": "ssh", "server": "other.example"])
 
-      let get = try secretctl(instance, ["git-credential", "get"], input: "protocol=https\nhost=git.example:2222\nwwwauth[]=Basic\n")
+      let get = try secretctl(
+        instance, ["git-credential", "get"], input: "protocol=https\nhost=git.example:2222\nwwwauth[]=Basic\n")
       #expect(get.stdoutText == "username=carol\npassword=from-libsecret\npassword_expiry_utc=1999999999\n")
       let other = try secretctl(instance, ["git-credential", "get"], input: "protocol=ssh\nhost=other.example\n\n")
       #expect(other.stdoutText == "username=dave\npassword=plain\n")
@@ -70,7 +82,8 @@ struct GitCredentialTests {
       #expect(try await instance.client().search(["server": "other.example"]).isEmpty)
       let emptyErase = try secretctl(instance, ["git-credential", "erase"], input: "\n")
       #expect(emptyErase.status == 0)
-      #expect(try await instance.client().search(["server": "git.example"]).count == 1, "an empty pattern erases nothing")
+      #expect(
+        try await instance.client().search(["server": "git.example"]).count == 1, "an empty pattern erases nothing")
     }
   }
 }

@@ -8,7 +8,9 @@ struct ItemCommandTests {
   @Test(arguments: Provider.all)
   func pipedInputIsStoredExactlyAsGiven(provider: Provider) async throws {
     try await withProvider(provider) { instance in
-      for (account, input) in [("newline", "s3cret\n"), ("bare", "s3cret"), ("two", "s3cret\n\n"), ("crlf", "s3cret\r\n"), ("empty", "")] {
+      for (account, input) in [
+        ("newline", "s3cret\n"), ("bare", "s3cret"), ("two", "s3cret\n\n"), ("crlf", "s3cret\r\n"), ("empty", ""),
+      ] {
         let set = try secretctl(instance, ["set", "svc", account], input: input)
         #expect(set.status == 0, "\(set.stderrText)")
         #expect(set.stdout.isEmpty && set.stderr.isEmpty)
@@ -93,7 +95,9 @@ struct ItemCommandTests {
   func deletingAnAccountThatAlsoMatchesABackupNeedsAll(provider: Provider) async throws {
     try await withProvider(provider) { instance in
       _ = try secretctl(instance, ["set", "kept", "a"], input: "current")
-      let backup = try instance.run("secret-tool", ["store", "--label=backup", "service", "kept", "account", "a", "backup", "1"], input: Array("old".utf8))
+      let backup = try instance.run(
+        "secret-tool", ["store", "--label=backup", "service", "kept", "account", "a", "backup", "1"],
+        input: Array("old".utf8))
       #expect(backup.status == 0)
       let refused = try secretctl(instance, ["delete", "kept", "a"])
       #expect(refused.status == 2)
@@ -147,7 +151,8 @@ struct ItemCommandTests {
       #expect(lookup.stdoutText == "from secretctl ✓")
 
       let store = try instance.run(
-        "secret-tool", ["store", "--label=From secret-tool", "service", "interop", "account", "tool"], input: Array("from tool".utf8))
+        "secret-tool", ["store", "--label=From secret-tool", "service", "interop", "account", "tool"],
+        input: Array("from tool".utf8))
       #expect(store.status == 0)
       #expect(try secretctl(instance, ["get", "interop", "tool"]).stdoutText == "from tool")
       #expect(try secretctl(instance, ["delete", "interop", "tool"]).status == 0)

@@ -32,8 +32,12 @@ final class PseudoTerminalChild {
   func waitFor(_ text: String, seconds: Double = 20) throws {
     let deadline = Date().addingTimeInterval(seconds)
     while !output.contains(text) {
-      guard Date() < deadline else { throw HarnessError("no \"\(text)\" on the terminal; got \(output.debugDescription)") }
-      guard readAvailable(timeoutMilliseconds: 100) else { throw HarnessError("the terminal closed; got \(output.debugDescription)") }
+      guard Date() < deadline else {
+        throw HarnessError("no \"\(text)\" on the terminal; got \(output.debugDescription)")
+      }
+      guard readAvailable(timeoutMilliseconds: 100) else {
+        throw HarnessError("the terminal closed; got \(output.debugDescription)")
+      }
     }
   }
 

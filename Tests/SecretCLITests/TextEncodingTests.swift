@@ -1,8 +1,9 @@
 // The hand-written base64, ISO 8601 and quoting that replaced Foundation in SecretCLI (to keep
 // Foundation out of secretctl, which starts faster without it) must print what Foundation did.
 import Foundation
-@testable import SecretCLI
 import Testing
+
+@testable import SecretCLI
 
 @Suite("Text encodings match Foundation's (pure)")
 struct TextEncodingTests {

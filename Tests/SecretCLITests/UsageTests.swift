@@ -1,7 +1,8 @@
 import Foundation
-@testable import SecretCLI
 import SecretTestSupport
 import Testing
+
+@testable import SecretCLI
 
 @Suite("Help, version, usage errors, completion through the binary")
 struct UsageTests {
@@ -27,7 +28,10 @@ struct UsageTests {
     #expect(version.stdoutText == "secretctl \(secretctlVersion)\n")
   }
 
-  @Test(arguments: [[], ["frobnicate"], ["--frobnicate"], ["get"], ["get", "a", "b", "c"], ["set", "--ttl"], ["completion", "tcsh"], ["search", "--json=1"]])
+  @Test(arguments: [
+    [], ["frobnicate"], ["--frobnicate"], ["get"], ["get", "a", "b", "c"], ["set", "--ttl"], ["completion", "tcsh"],
+    ["search", "--json=1"],
+  ])
   func usageErrorsExitTwoWithOneLine(arguments: [String]) throws {
     let result = try run(arguments)
     #expect(result.status == 2)
@@ -59,7 +63,8 @@ struct UsageTests {
       COMP_WORDS=(secretctl set --collection se); COMP_CWORD=3; _secretctl; echo "${COMPREPLY[*]}"
       COMP_WORDS=(secretctl completion f); COMP_CWORD=2; _secretctl; echo "${COMPREPLY[*]}"
       """
-    let bash = try runProcess("/bin/bash", ["-c", probe], environment: ["PATH": "/usr/bin:/bin"], in: URL(filePath: "/tmp"))
+    let bash = try runProcess(
+      "/bin/bash", ["-c", probe], environment: ["PATH": "/usr/bin:/bin"], in: URL(filePath: "/tmp"))
     #expect(bash.stdoutText == "git-credential\n--show-secrets\nsession\nfish\n", "\(bash.stderrText)")
   }
 

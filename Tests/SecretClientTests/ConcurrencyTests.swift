@@ -1,6 +1,7 @@
-@testable import SecretClient
 import SecretTestSupport
 import Testing
+
+@testable import SecretClient
 
 @Suite("Concurrency")
 struct ConcurrencyTests {

@@ -90,7 +90,10 @@ struct ErrorTests {
         do { try await call() } catch { errors.append(error) }
       }
       await failing { try await client.write(SecretValue(secret), attributes: ["": "empty name"]) }
-      await failing { try await client.write(SecretValue(secret + String(repeating: "x", count: 100)), service: "quote", account: "big") }
+      await failing {
+        try await client.write(
+          SecretValue(secret + String(repeating: "x", count: 100)), service: "quote", account: "big")
+      }
       try await client.lock(.default)
       await failing { try await client.write(SecretValue(secret), service: "quote", account: "locked") }
       instance.stopProvider()

@@ -33,7 +33,8 @@ struct InteropTests {
     try await withProvider(provider) { instance in
       let client = instance.client()
       let changes = try await client.changes(in: .default)
-      _ = try instance.run("secret-tool", ["store", "--label=watched", "service", "watched", "account", "a"], input: Array("v1".utf8))
+      _ = try instance.run(
+        "secret-tool", ["store", "--label=watched", "service", "watched", "account", "a"], input: Array("v1".utf8))
       _ = try instance.run("secret-tool", ["clear", "service", "watched", "account", "a"])
       let seen = try await withDeadline(seconds: 10, "two change signals") {
         var kinds: [ItemChange.Kind] = []

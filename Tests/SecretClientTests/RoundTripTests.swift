@@ -9,7 +9,11 @@ struct RoundTripTests {
     ("binary", SecretValue(bytes: (0...255).map(UInt8.init), contentType: "application/octet-stream")),
     ("empty", SecretValue(bytes: [], contentType: "text/plain")),
     ("unicode", SecretValue("pässwörd 🔑 ключ 鍵\n")),
-    ("1 MiB", SecretValue(bytes: (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }, contentType: "application/octet-stream")),
+    (
+      "1 MiB",
+      SecretValue(
+        bytes: (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }, contentType: "application/octet-stream")
+    ),
   ]
 
   @Test(arguments: Provider.all)
@@ -64,7 +68,10 @@ struct RoundTripTests {
       #expect(Set(withSecrets.compactMap { $0.secret?.text }) == ["one", "two"])
       let inDefault = try await client.search(["service": "search"], includeSecrets: true, in: .default)
       #expect(Set(inDefault.compactMap { $0.secret?.text }) == ["one", "two"])
-      #expect(try await client.search(["service": "search"], includeSecrets: true, in: .path("/org/freedesktop/secrets/collection/none")).isEmpty)
+      #expect(
+        try await client.search(
+          ["service": "search"], includeSecrets: true, in: .path("/org/freedesktop/secrets/collection/none")
+        ).isEmpty)
     }
   }
 
@@ -73,7 +80,8 @@ struct RoundTripTests {
     try await withProvider(provider) { instance in
       let client = instance.client()
       try await client.write(SecretValue("backup"), attributes: ["service": "s", "account": "a", "backup": "1"])
-      try await client.write(SecretValue("main"), attributes: SecretClient.attributes(service: "s", account: "a"), exactly: true)
+      try await client.write(
+        SecretValue("main"), attributes: SecretClient.attributes(service: "s", account: "a"), exactly: true)
       #expect(try await client.search(["service": "s"]).count == 2)
       #expect(try await client.read(service: "s", account: "a")?.text == "main")
     }
@@ -107,7 +115,9 @@ struct RoundTripTests {
       let item = try #require(try await client.search(["service": "where"]).first)
       #expect(item.collectionPath == path)
       #expect(try await client.read(service: "where", account: "a", in: .default)?.text == "x")
-      #expect(try await client.read(service: "where", account: "a", in: .path("/org/freedesktop/secrets/collection/none")) == nil)
+      #expect(
+        try await client.read(service: "where", account: "a", in: .path("/org/freedesktop/secrets/collection/none"))
+          == nil)
       let collections = try await client.collections()
       #expect(collections.contains { $0.path == path && $0.itemCount >= 1 && !$0.isLocked })
     }
@@ -128,8 +138,11 @@ struct RoundTripTests {
       let item = try #require(try await client.search(["service": "alias", "account": "b"]).first)
       let number = try #require(item.path.split(separator: "/").last)
       let introspection = try instance.run(
-        "gdbus", ["introspect", "--address", instance.busAddress, "--dest", instance.busName,
-                  "--object-path", "/org/freedesktop/secrets/aliases/work/\(number)"])
+        "gdbus",
+        [
+          "introspect", "--address", instance.busAddress, "--dest", instance.busName,
+          "--object-path", "/org/freedesktop/secrets/aliases/work/\(number)",
+        ])
       #expect(introspection.stdoutText.contains("org.freedesktop.Secret.Item"), "\(introspection.stderrText)")
       try await client.setAlias("work", to: nil)
       await #expect(throws: SecretError.self) { try await client.path(of: .alias("work")) }

@@ -12,7 +12,8 @@ struct CallerCheckTests {
   func anotherUserIsRefused() async throws {
     let daemon = try StandaloneSecretd()
     let nobody = StandaloneSecretd.nobody
-    #expect(try daemon.run("secret-tool", ["store", "--label=mine", "service", "mine"], input: "owner's secret").status == 0)
+    #expect(
+      try daemon.run("secret-tool", ["store", "--label=mine", "service", "mine"], input: "owner's secret").status == 0)
 
     let lookup = try daemon.run("secret-tool", ["lookup", "service", "mine"], as: nobody)
     #expect(lookup.status != 0 && lookup.stdout.isEmpty)
@@ -21,13 +22,25 @@ struct CallerCheckTests {
     #expect(search.status != 0 && !search.stdoutText.contains("mine"), "\(search.stdoutText)")
     for (path, interface, method, arguments) in [
       ("/org/freedesktop/secrets", "org.freedesktop.DBus.Introspectable", "Introspect", [String]()),
-      ("/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "Unlock", ["['/org/freedesktop/secrets/collection/session']"]),
-      ("/org/freedesktop/secrets/collection/session", "org.freedesktop.DBus.Properties", "GetAll", ["org.freedesktop.Secret.Collection"]),
+      (
+        "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "Unlock",
+        ["['/org/freedesktop/secrets/collection/session']"]
+      ),
+      (
+        "/org/freedesktop/secrets/collection/session", "org.freedesktop.DBus.Properties", "GetAll",
+        ["org.freedesktop.Secret.Collection"]
+      ),
     ] {
       let call = try daemon.run(
-        "gdbus", ["call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", path, "--method", "\(interface).\(method)"] + arguments,
+        "gdbus",
+        [
+          "call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", path, "--method",
+          "\(interface).\(method)",
+        ] + arguments,
         as: nobody)
-      #expect(call.status != 0 && call.stderrText.contains("AccessDenied"), "\(method): \(call.stdoutText) \(call.stderrText)")
+      #expect(
+        call.status != 0 && call.stderrText.contains("AccessDenied"), "\(method): \(call.stdoutText) \(call.stderrText)"
+      )
     }
     // The owner, after all that, still gets its secret.
     #expect(try daemon.run("secret-tool", ["lookup", "service", "mine"]).stdoutText == "owner's secret")

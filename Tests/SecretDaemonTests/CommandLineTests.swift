@@ -1,13 +1,15 @@
 // secretd as a program: help, version, SIGTERM, limit flags.
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("command line")
 struct CommandLineTests {
   func run(_ arguments: [String]) throws -> ProcessOutput {
-    try runProcess(secretdPath(), arguments, environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
+    try runProcess(
+      secretdPath(), arguments, environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
   }
 
   @Test("--help, --version and a bad flag")
@@ -47,7 +49,8 @@ struct CommandLineTests {
         Issue.record("a third item was accepted")
       } catch {
         // Everything that tells a refusal from a timeout or a daemon that died.
-        let context = "\(error.domain) \(error.code) \(error.remoteName ?? "no remote name"): \(error.message); daemon running: \(limited.process.isRunning); its log: \(limited.stderrText)"
+        let context =
+          "\(error.domain) \(error.code) \(error.remoteName ?? "no remote name"): \(error.message); daemon running: \(limited.process.isRunning); its log: \(limited.stderrText)"
         #expect(error.remoteName == "org.freedesktop.DBus.Error.LimitsExceeded", "\(context)")
         #expect(error.message.contains("--max-items"), "\(context)")
       }

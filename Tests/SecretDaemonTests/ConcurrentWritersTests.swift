@@ -1,9 +1,10 @@
 // Many clients writing at once lose nothing.
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Synchronization
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("concurrent writers")
 struct ConcurrentWritersTests {

@@ -1,13 +1,17 @@
+import Testing
+
 // Transfer crypto: HKDF vector, DH agreement, AES-CBC-PKCS7 and its failure modes.
 @testable import SecretDaemon
-import Testing
 
 @Suite("crypto")
 struct CryptoTests {
   @Test("HKDF-SHA256 with empty salt and info matches RFC 5869 test case 3")
   func hkdfVector() throws {
-    let key = try KeyAgreement.hkdfSHA256(inputKeyMaterial: try secureBuffer(Array(repeating: 0x0b, count: 22)), length: 16)
-    let expected: [UInt8] = [0x8d, 0xa4, 0xe7, 0x75, 0xa5, 0x63, 0xc1, 0x8f, 0x71, 0x5f, 0x80, 0x2a, 0x06, 0x3c, 0x5a, 0x31]
+    let key = try KeyAgreement.hkdfSHA256(
+      inputKeyMaterial: try secureBuffer(Array(repeating: 0x0b, count: 22)), length: 16)
+    let expected: [UInt8] = [
+      0x8d, 0xa4, 0xe7, 0x75, 0xa5, 0x63, 0xc1, 0x8f, 0x71, 0x5f, 0x80, 0x2a, 0x06, 0x3c, 0x5a, 0x31,
+    ]
     #expect(key.withUnsafeBytes { Array($0) } == expected)
   }
 
@@ -44,17 +48,23 @@ struct CryptoTests {
     func decrypt(_ data: [UInt8], iv: [UInt8]) throws(CryptoError) -> SecureBuffer {
       let result: Result<SecureBuffer, CryptoError> = data.withUnsafeBytes { d in
         iv.withUnsafeBytes { i in
-          do throws(CryptoError) { return .success(try TransferCipher.decrypt(d, iv: i, key: key)) } catch { return .failure(error) }
+          do throws(CryptoError) { return .success(try TransferCipher.decrypt(d, iv: i, key: key)) } catch {
+            return .failure(error)
+          }
         }
       }
       return try result.get()
     }
-    #expect(throws: CryptoError.invalidIVLength(8)) { try decrypt(Array(repeating: 0, count: 16), iv: Array(repeating: 0, count: 8)) }
+    #expect(throws: CryptoError.invalidIVLength(8)) {
+      try decrypt(Array(repeating: 0, count: 16), iv: Array(repeating: 0, count: 8))
+    }
     #expect(throws: CryptoError.invalidCiphertextLength(0)) { try decrypt([], iv: iv) }
     #expect(throws: CryptoError.invalidCiphertextLength(17)) { try decrypt(Array(repeating: 0, count: 17), iv: iv) }
     var zeros = [UInt8](repeating: 0, count: 16)
     try key.withUnsafeBytes { k in
-      try iv.withUnsafeBytes { i in try zeros.withUnsafeMutableBytes { try AES128CBC.run(encrypt: true, key: k, iv: i, data: $0) } }
+      try iv.withUnsafeBytes { i in
+        try zeros.withUnsafeMutableBytes { try AES128CBC.run(encrypt: true, key: k, iv: i, data: $0) }
+      }
     }
     #expect(throws: CryptoError.invalidPadding) { try decrypt(zeros, iv: iv) }
   }

@@ -1,9 +1,10 @@
 // Items with an expiry disappear on time, with ItemDeleted, and are never read after it.
 import Foundation
-@testable import SecretDaemon
 import SecretClient
 import SecretTestSupport
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("expiry")
 struct ExpiryTests {
@@ -13,9 +14,15 @@ struct ExpiryTests {
     let store = Store(clock: clock)
     var events: [StoreEvent] = []
     store.onEvent = { events.append($0) }
-    let a = try store.createItem(in: "session", label: "a", attributes: ["expires-at": "1010", "k": "a"], contentType: "text/plain", secret: secureBuffer("a"), replace: false)
-    let b = try store.createItem(in: "session", label: "b", attributes: ["xdg:expires": "1020", "k": "b"], contentType: "text/plain", secret: secureBuffer("b"), replace: false)
-    let c = try store.createItem(in: "session", label: "c", attributes: ["k": "c"], contentType: "text/plain", secret: secureBuffer("c"), replace: false)
+    let a = try store.createItem(
+      in: "session", label: "a", attributes: ["expires-at": "1010", "k": "a"], contentType: "text/plain",
+      secret: secureBuffer("a"), replace: false)
+    let b = try store.createItem(
+      in: "session", label: "b", attributes: ["xdg:expires": "1020", "k": "b"], contentType: "text/plain",
+      secret: secureBuffer("b"), replace: false)
+    let c = try store.createItem(
+      in: "session", label: "c", attributes: ["k": "c"], contentType: "text/plain", secret: secureBuffer("c"),
+      replace: false)
     #expect(store.purgeExpired() == 1010)
     clock.advance(by: 10)
     // Expired but not yet purged: no read returns it.
@@ -29,7 +36,9 @@ struct ExpiryTests {
     #expect(store.itemCount == 1)
     #expect(try store.item(ItemReference(collection: "session", item: c.item)).label == "c")
     #expect(throws: StoreError.invalidExpiry(attribute: "expires-at", value: "soon")) {
-      try store.createItem(in: "session", label: "d", attributes: ["expires-at": "soon"], contentType: "", secret: secureBuffer("d"), replace: false)
+      try store.createItem(
+        in: "session", label: "d", attributes: ["expires-at": "soon"], contentType: "", secret: secureBuffer("d"),
+        replace: false)
     }
   }
 
@@ -37,7 +46,8 @@ struct ExpiryTests {
   func defaultTTL() throws {
     let clock = ManualExpiryClock(500)
     let store = Store(clock: clock, defaultTTL: 60)
-    _ = try store.createItem(in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secureBuffer("t"), replace: false)
+    _ = try store.createItem(
+      in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secureBuffer("t"), replace: false)
     clock.advance(by: 59)
     #expect(store.search(["k": "v"]).unlocked.count == 1)
     clock.advance(by: 1)
@@ -52,7 +62,8 @@ struct ExpiryTests {
     let store = Store(clock: clock, defaultTTL: 86_400)
     for _ in 0..<10_000 {
       clock.advance(by: 1)
-      _ = try store.createItem(in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secureBuffer("t"), replace: true)
+      _ = try store.createItem(
+        in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secureBuffer("t"), replace: true)
     }
     #expect(store.itemCount == 1)
     #expect(store.pendingExpiries <= 2 * store.itemCount + 65)
@@ -71,7 +82,8 @@ struct ExpiryTests {
       let changes = try await instance.client().changes(in: .default)
       let stored = Date()
       let expires = Int(stored.timeIntervalSince1970) + 2
-      let store = try instance.secretTool(["store", "--label=token", "service", "timer", "expires-at", String(expires)], input: "token")
+      let store = try instance.secretTool(
+        ["store", "--label=token", "service", "timer", "expires-at", String(expires)], input: "token")
       #expect(store.status == 0, "\(store.stderrText)")
       // Nothing but the timer deletes it: no client call follows the store.
       let seen = try await withDeadline(seconds: 10, "ItemCreated then ItemDeleted from the expiry timer") {

@@ -1,9 +1,10 @@
 // One client cannot starve the others: a flood of calls waits in its own client's queue, and
 // another client's call is answered in between.
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("fair to every client")
 struct FairnessTests {
@@ -22,11 +23,13 @@ struct FairnessTests {
       let flooderSession = try flooder.openPlainSession()
       for _ in 0..<300 {
         flooder.connection.sendWithoutReply(
-          destination: "org.freedesktop.secrets", path: ObjectPaths.root, interface: Interfaces.service, method: "SearchItems",
+          destination: "org.freedesktop.secrets", path: ObjectPaths.root, interface: Interfaces.service,
+          method: "SearchItems",
           arguments: .tuple([.stringDictionary([:])]))
       }
       flooder.connection.sendWithoutReply(
-        destination: "org.freedesktop.secrets", path: "/org/freedesktop/secrets/aliases/default", interface: Interfaces.collection,
+        destination: "org.freedesktop.secrets", path: "/org/freedesktop/secrets/aliases/default",
+        interface: Interfaces.collection,
         method: "CreateItem",
         arguments: .tuple([
           RawClient.itemProperties(label: "marker", attributes: ["flood": "done"]),

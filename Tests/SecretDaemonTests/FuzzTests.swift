@@ -2,9 +2,10 @@
 // client that also closes sessions and sends garbage: the daemon answers each with a reply or
 // an error, stays up, and keeps every item it held.
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("fuzzing")
 struct FuzzTests {
@@ -46,12 +47,20 @@ struct FuzzTests {
       // Kept in a collection no fuzzed call names.
       let created = try client.call(
         ObjectPaths.root, Interfaces.service, "CreateCollection",
-        .tuple([.array(elementType: "{sv}", [.dictEntry(.string("org.freedesktop.Secret.Collection.Label"), .variant(.string("kept")))]), .string("")]))
+        .tuple([
+          .array(
+            elementType: "{sv}",
+            [.dictEntry(.string("org.freedesktop.Secret.Collection.Label"), .variant(.string("kept")))]), .string(""),
+        ]))
       let keptCollection = try #require(created.child(0)?.string)
       var kept: [(path: String, secret: [UInt8])] = []
       for index in 0..<20 {
         let secret = Array("kept-\(index)-".utf8) + (0..<16).map { _ in UInt8.random(in: 0...255) }
-        kept.append((try client.createPlainItem(session: session, collection: keptCollection, attributes: ["kept": "\(index)"], secret: secret), secret))
+        kept.append(
+          (
+            try client.createPlainItem(
+              session: session, collection: keptCollection, attributes: ["kept": "\(index)"], secret: secret), secret
+          ))
       }
       var unanswered: [String] = []
       for _ in 0..<4_000 {
@@ -81,32 +90,49 @@ struct FuzzTests {
   static func randomItemPath(_ generator: inout SeededGenerator) -> String {
     let collection = ["session", "fuzz", "nothing", "default"].randomElement(using: &generator)!
     let number = ["1", "2", "07", "0", "99999999999999999999", "x", ""].randomElement(using: &generator)!
-    return "/org/freedesktop/secrets/" + ["collection/", "aliases/"].randomElement(using: &generator)! + collection + (number.isEmpty ? "" : "/" + number)
+    return "/org/freedesktop/secrets/" + ["collection/", "aliases/"].randomElement(using: &generator)! + collection
+      + (number.isEmpty ? "" : "/" + number)
   }
 
   /// A tuple of 0 to 4 random values of random types and sizes.
   static func randomArguments(_ generator: inout SeededGenerator, session: String) -> DBusValue {
-    .tuple((0..<Int.random(in: 0...4, using: &generator)).map { _ in randomValue(&generator, session: session, depth: 0) })
+    .tuple(
+      (0..<Int.random(in: 0...4, using: &generator)).map { _ in randomValue(&generator, session: session, depth: 0) })
   }
 
   static func randomValue(_ generator: inout SeededGenerator, session: String, depth: Int) -> DBusValue {
     let size = [0, 1, 3, 100, 5_000, 70_000].randomElement(using: &generator)!
     switch Int.random(in: 0...(depth > 2 ? 6 : 10), using: &generator) {
     case 0: return .string(String(repeating: "é", count: size / 2))
-    case 1: return .objectPath([session, "/", "/org/freedesktop/secrets/session/s1", "/org/freedesktop/secrets/collection/session/1"].randomElement(using: &generator)!)
+    case 1:
+      return .objectPath(
+        [session, "/", "/org/freedesktop/secrets/session/s1", "/org/freedesktop/secrets/collection/session/1"]
+          .randomElement(using: &generator)!)
     case 2: return .boolean(Bool.random(using: &generator))
     case 3: return .uint32(UInt32.random(in: 0...UInt32.max, using: &generator))
     case 4: return .uint64(UInt64.random(in: 0...UInt64.max, using: &generator))
     case 5: return .bytes((0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) })
-    case 6: return .string(["plain", "dh-ietf1024-sha256-aes128-cbc-pkcs7", "", "default", "text/plain"].randomElement(using: &generator)!)
+    case 6:
+      return .string(
+        ["plain", "dh-ietf1024-sha256-aes128-cbc-pkcs7", "", "default", "text/plain"].randomElement(using: &generator)!)
     case 7:
-      return .array(elementType: "{ss}", (0..<min(size, 80)).map { .dictEntry(.string("k\($0)"), .string(String(repeating: "v", count: size % 200))) })
+      return .array(
+        elementType: "{ss}",
+        (0..<min(size, 80)).map { .dictEntry(.string("k\($0)"), .string(String(repeating: "v", count: size % 200))) })
     case 8:
-      return .array(elementType: "{sv}", (0..<min(size, 5)).map { _ in
-        .dictEntry(.string(["org.freedesktop.Secret.Item.Label", "org.freedesktop.Secret.Item.Attributes", "x"].randomElement(using: &generator)!), .variant(randomValue(&generator, session: session, depth: depth + 1)))
-      })
+      return .array(
+        elementType: "{sv}",
+        (0..<min(size, 5)).map { _ in
+          .dictEntry(
+            .string(
+              ["org.freedesktop.Secret.Item.Label", "org.freedesktop.Secret.Item.Attributes", "x"].randomElement(
+                using: &generator)!), .variant(randomValue(&generator, session: session, depth: depth + 1)))
+        })
     case 9:
-      return .tuple([.objectPath(session), .bytes([]), randomValue(&generator, session: session, depth: depth + 1), .string("text/plain")])
+      return .tuple([
+        .objectPath(session), .bytes([]), randomValue(&generator, session: session, depth: depth + 1),
+        .string("text/plain"),
+      ])
     default:
       return .variant(randomValue(&generator, session: session, depth: depth + 1))
     }

@@ -32,7 +32,8 @@ struct InstallTests {
     defer { try? FileManager.default.removeItem(at: home) }
     var environment = [
       "HOME": home.path, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "LANG": "C.UTF-8",
-      "XDG_DATA_HOME": home.appending(path: ".local/share").path, "XDG_CONFIG_HOME": home.appending(path: ".config").path,
+      "XDG_DATA_HOME": home.appending(path: ".local/share").path,
+      "XDG_CONFIG_HOME": home.appending(path: ".config").path,
       // No user manager here: systemctl --user must not find the test runner's.
       "XDG_RUNTIME_DIR": home.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(home.path)/none",
     ]

@@ -6,7 +6,8 @@ import Testing
 /// line to paste, and secret-tool then works against secretd; SIGTERM stops both.
 @Suite("make run")
 struct MakeRunTests {
-  static let script = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../scripts/run").standardized
+  static let script = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../scripts/run")
+    .standardized
 
   @Test func withoutASessionBusItServesAPrivateBusAndPrintsItsAddress() async throws {
     let folder = URL(filePath: NSTemporaryDirectory()).appending(path: "make-run-\(UUID().uuidString)")
@@ -38,15 +39,20 @@ struct MakeRunTests {
     }
     var client = ["DBUS_SESSION_BUS_ADDRESS": address, "PATH": environment["PATH"] ?? "/usr/bin:/bin"]
     client["HOME"] = folder.path
-    let wait = try runProcess("gdbus", ["wait", "--session", "--timeout", "10", "org.freedesktop.secrets"], environment: client, in: folder)
+    let wait = try runProcess(
+      "gdbus", ["wait", "--session", "--timeout", "10", "org.freedesktop.secrets"], environment: client, in: folder)
     #expect(wait.status == 0)
-    let store = try runProcess("secret-tool", ["store", "--label=run", "service", "run", "account", "a"], input: Array("pasted".utf8), environment: client, in: folder)
+    let store = try runProcess(
+      "secret-tool", ["store", "--label=run", "service", "run", "account", "a"], input: Array("pasted".utf8),
+      environment: client, in: folder)
     #expect(store.status == 0)
-    let lookup = try runProcess("secret-tool", ["lookup", "service", "run", "account", "a"], environment: client, in: folder)
+    let lookup = try runProcess(
+      "secret-tool", ["lookup", "service", "run", "account", "a"], environment: client, in: folder)
     #expect(lookup.stdoutText == "pasted")
 
     run.signal(SIGTERM)
     #expect(run.wait() == 0)
-    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("secretd-bus") }.isEmpty)
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("secretd-bus") }.isEmpty)
   }
 }

@@ -1,8 +1,9 @@
 // Every malformed call answers with an error, and the daemon stays up with its data.
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("malformed calls")
 struct MalformedCallTests {
@@ -44,15 +45,23 @@ struct MalformedCallTests {
       expectError(invalid, self.service, service, "SearchItems", .tuple([.string("x")]))
       expectError(invalid, collection, Interfaces.collection, "CreateItem", .tuple([]))
       // Unknown algorithm, bad DH keys.
-      expectError("org.freedesktop.DBus.Error.NotSupported", self.service, service, "OpenSession", .tuple([.string("rot13"), .variant(.string(""))]))
+      expectError(
+        "org.freedesktop.DBus.Error.NotSupported", self.service, service, "OpenSession",
+        .tuple([.string("rot13"), .variant(.string(""))]))
       let dh = TransferSession.Algorithm.dh.rawValue
       expectError(invalid, self.service, service, "OpenSession", .tuple([.string(dh), .variant(.bytes([]))]))
       expectError(invalid, self.service, service, "OpenSession", .tuple([.string(dh), .variant(.bytes([1]))]))
-      expectError(invalid, self.service, service, "OpenSession", .tuple([.string(dh), .variant(.bytes(Array(repeating: 0xFF, count: 129)))]))
-      expectError(invalid, self.service, service, "OpenSession", .tuple([.string(dh), .variant(.bytes(Array(repeating: 0xFF, count: 128)))]))
+      expectError(
+        invalid, self.service, service, "OpenSession",
+        .tuple([.string(dh), .variant(.bytes(Array(repeating: 0xFF, count: 129)))]))
+      expectError(
+        invalid, self.service, service, "OpenSession",
+        .tuple([.string(dh), .variant(.bytes(Array(repeating: 0xFF, count: 128)))]))
       expectError(invalid, self.service, service, "OpenSession", .tuple([.string(dh), .variant(.string("key"))]))
       // Unknown and foreign sessions.
-      expectError(noSession, self.service, service, "GetSecrets", .tuple([.objectPaths([kept]), .objectPath("/org/freedesktop/secrets/session/s999")]))
+      expectError(
+        noSession, self.service, service, "GetSecrets",
+        .tuple([.objectPaths([kept]), .objectPath("/org/freedesktop/secrets/session/s999")]))
       expectError(noSession, self.service, service, "GetSecrets", .tuple([.objectPaths([kept]), .objectPath(foreign)]))
       expectError(noSession, kept, item, "GetSecret", .tuple([.objectPath(foreign)]))
       expectError(noSession, kept, item, "GetSecret", .tuple([.objectPath("/")]))
@@ -60,8 +69,12 @@ struct MalformedCallTests {
       expectError(noSession, foreign, Interfaces.session, "Close", .tuple([]))
       // Bad encryption: IV length, ciphertext length, padding.
       let iv = [UInt8](repeating: 7, count: 16)
-      expectError(invalid, collection, Interfaces.collection, "CreateItem", create(secret(dhPath, [1, 2, 3], Array(repeating: 0, count: 16))))
-      expectError(invalid, collection, Interfaces.collection, "CreateItem", create(secret(dhPath, iv, Array(repeating: 0, count: 15))))
+      expectError(
+        invalid, collection, Interfaces.collection, "CreateItem",
+        create(secret(dhPath, [1, 2, 3], Array(repeating: 0, count: 16))))
+      expectError(
+        invalid, collection, Interfaces.collection, "CreateItem",
+        create(secret(dhPath, iv, Array(repeating: 0, count: 15))))
       expectError(invalid, collection, Interfaces.collection, "CreateItem", create(secret(dhPath, iv, [])))
       var badPadding = [UInt8](repeating: 0, count: 32)  // plaintext ends in 0x00: never valid PKCS#7
       try dhKey.withUnsafeBytes { key in
@@ -71,23 +84,43 @@ struct MalformedCallTests {
       }
       expectError(invalid, collection, Interfaces.collection, "CreateItem", create(secret(dhPath, iv, badPadding)))
       // Bounds.
-      expectError(limits, collection, Interfaces.collection, "CreateItem", create(secret(plain, [], [1]), attributes: ["big": String(repeating: "x", count: 5000)]))
-      expectError(limits, collection, Interfaces.collection, "CreateItem", create(secret(plain, [], [1]), attributes: Dictionary(uniqueKeysWithValues: (0..<65).map { ("k\($0)", "v") })))
-      expectError(limits, collection, Interfaces.collection, "CreateItem", create(secret(plain, [], Array(repeating: 1, count: (1 << 20) + 1))))
+      expectError(
+        limits, collection, Interfaces.collection, "CreateItem",
+        create(secret(plain, [], [1]), attributes: ["big": String(repeating: "x", count: 5000)]))
+      expectError(
+        limits, collection, Interfaces.collection, "CreateItem",
+        create(secret(plain, [], [1]), attributes: Dictionary(uniqueKeysWithValues: (0..<65).map { ("k\($0)", "v") })))
+      expectError(
+        limits, collection, Interfaces.collection, "CreateItem",
+        create(secret(plain, [], Array(repeating: 1, count: (1 << 20) + 1))))
       // Wrongly typed properties.
-      expectError(invalid, collection, Interfaces.collection, "CreateItem", .tuple([
-        .array(elementType: "{sv}", [.dictEntry(.string("org.freedesktop.Secret.Item.Label"), .variant(.uint32(3)))]),
-        secret(plain, [], [1]), .boolean(false),
-      ]))
-      expectError(invalid, kept, Interfaces.properties, "Set", .tuple([.string(item), .string("Label"), .variant(.uint32(1))]))
+      expectError(
+        invalid, collection, Interfaces.collection, "CreateItem",
+        .tuple([
+          .array(elementType: "{sv}", [.dictEntry(.string("org.freedesktop.Secret.Item.Label"), .variant(.uint32(3)))]),
+          secret(plain, [], [1]), .boolean(false),
+        ]))
+      expectError(
+        invalid, kept, Interfaces.properties, "Set", .tuple([.string(item), .string("Label"), .variant(.uint32(1))]))
       // Missing objects.
-      expectError(noObject, "/org/freedesktop/secrets/collection/session/99999", item, "GetSecret", .tuple([.objectPath(plain)]))
-      expectError(noObject, "/org/freedesktop/secrets/collection/session/99999", Interfaces.properties, "Get", .tuple([.string(item), .string("Label")]))
-      expectError(noObject, "/org/freedesktop/secrets/collection/session/99999", Interfaces.properties, "GetAll", .tuple([.string(item)]))
-      expectError(noObject, "/org/freedesktop/secrets/collection/nothing", Interfaces.properties, "GetAll", .tuple([.string(Interfaces.collection)]))
-      expectError(noObject, "/org/freedesktop/secrets/aliases/nothing", Interfaces.collection, "CreateItem", create(secret(plain, [], [1])))
+      expectError(
+        noObject, "/org/freedesktop/secrets/collection/session/99999", item, "GetSecret", .tuple([.objectPath(plain)]))
+      expectError(
+        noObject, "/org/freedesktop/secrets/collection/session/99999", Interfaces.properties, "Get",
+        .tuple([.string(item), .string("Label")]))
+      expectError(
+        noObject, "/org/freedesktop/secrets/collection/session/99999", Interfaces.properties, "GetAll",
+        .tuple([.string(item)]))
+      expectError(
+        noObject, "/org/freedesktop/secrets/collection/nothing", Interfaces.properties, "GetAll",
+        .tuple([.string(Interfaces.collection)]))
+      expectError(
+        noObject, "/org/freedesktop/secrets/aliases/nothing", Interfaces.collection, "CreateItem",
+        create(secret(plain, [], [1])))
       expectError(noObject, "/org/freedesktop/secrets/collection/nothing", Interfaces.collection, "Delete", .tuple([]))
-      expectError(noObject, self.service, service, "SetAlias", .tuple([.string("x"), .objectPath("/org/freedesktop/secrets/collection/nothing")]))
+      expectError(
+        noObject, self.service, service, "SetAlias",
+        .tuple([.string("x"), .objectPath("/org/freedesktop/secrets/collection/nothing")]))
       expectError("org.freedesktop.DBus.Error.UnknownMethod", self.service, service, "Explode", .tuple([]))
 
       // Still up, data intact.
@@ -106,15 +139,20 @@ struct MalformedCallTests {
       while pair.publicKey[0] != 0 { pair = try KeyAgreement.makeKeyPair() }
       let reply = try client.call(
         "/org/freedesktop/secrets", Interfaces.service, "OpenSession",
-        .tuple([.string(TransferSession.Algorithm.dh.rawValue), .variant(.bytes(Array(pair.publicKey.drop { $0 == 0 })))]))
+        .tuple([
+          .string(TransferSession.Algorithm.dh.rawValue), .variant(.bytes(Array(pair.publicKey.drop { $0 == 0 }))),
+        ]))
       let serverKey = try #require(reply.child(0)?.unboxed?.publicBytes)
       let session = try #require(reply.child(1)?.string)
       let key = try serverKey.withUnsafeBytes { try KeyAgreement.deriveKey(pair, peerKey: $0) }
       let plain = try #require(Array("short key".utf8).withUnsafeBytes { SecureBuffer(copying: $0) })
-      let sealed = try TransferSession(number: 0, owner: "", algorithm: .dh, key: key).encode(plain, contentType: "text/plain", path: session)
+      let sealed = try TransferSession(number: 0, owner: "", algorithm: .dh, key: key).encode(
+        plain, contentType: "text/plain", path: session)
       let created = try client.call(
         "/org/freedesktop/secrets/aliases/default", Interfaces.collection, "CreateItem",
-        .tuple([RawClient.itemProperties(label: "k", attributes: ["short": "key"]), SecretValue.make(sealed), .boolean(true)]))
+        .tuple([
+          RawClient.itemProperties(label: "k", attributes: ["short": "key"]), SecretValue.make(sealed), .boolean(true),
+        ]))
       #expect(created.child(0)?.string?.hasPrefix("/org/freedesktop/secrets/collection/session/") == true)
       #expect(try instance.secretTool(["lookup", "short", "key"]).stdoutText == "short key")
     }

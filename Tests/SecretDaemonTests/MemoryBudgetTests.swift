@@ -1,9 +1,10 @@
 // Memory has one budget, sized from the locked memory secretd may use; collections and aliases
 // are bounded; a secret that cannot be locked is refused, not kept where it could be swapped.
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("memory budget")
 struct MemoryBudgetTests {
@@ -12,13 +13,16 @@ struct MemoryBudgetTests {
     let daemon = try StandaloneSecretd(["--max-memory", "4096"])
     let first = String(repeating: "a", count: 3000)
     #expect(try daemon.run("secret-tool", ["store", "--label=1", "n", "1"], input: first).status == 0)
-    let second = try daemon.run("secret-tool", ["store", "--label=2", "n", "2"], input: String(repeating: "b", count: 3000))
+    let second = try daemon.run(
+      "secret-tool", ["store", "--label=2", "n", "2"], input: String(repeating: "b", count: 3000))
     #expect(second.status != 0)
     #expect(second.stderrText.contains("--max-memory"), "\(second.stderrText)")
     #expect(try daemon.run("secret-tool", ["lookup", "n", "1"]).stdoutText == first)
     // Deleting frees the budget again.
     #expect(try daemon.run("secret-tool", ["clear", "n", "1"]).status == 0)
-    #expect(try daemon.run("secret-tool", ["store", "--label=2", "n", "2"], input: String(repeating: "b", count: 3000)).status == 0)
+    #expect(
+      try daemon.run("secret-tool", ["store", "--label=2", "n", "2"], input: String(repeating: "b", count: 3000)).status
+        == 0)
   }
 
   @Test("the store counts secrets, attributes and labels, and gives back what a delete or a replace frees")
@@ -27,12 +31,17 @@ struct MemoryBudgetTests {
     limits.maxItems = 10
     let store = Store(limits: limits)
     let base = store.usedBytes
-    let item = try store.createItem(in: "session", label: "ab", attributes: ["k": "vv"], contentType: "t", secret: secureBuffer("12345"), replace: false)
+    let item = try store.createItem(
+      in: "session", label: "ab", attributes: ["k": "vv"], contentType: "t", secret: secureBuffer("12345"),
+      replace: false)
     #expect(store.usedBytes == base + 2 + 3 + 1 + 5)
-    _ = try store.createItem(in: "session", label: "", attributes: ["k": "vv"], contentType: "t", secret: secureBuffer("1"), replace: true)
+    _ = try store.createItem(
+      in: "session", label: "", attributes: ["k": "vv"], contentType: "t", secret: secureBuffer("1"), replace: true)
     #expect(store.usedBytes == base + 3 + 1 + 1)
     #expect(throws: StoreError.limitExceeded(.memory, actual: base + 5 + 96, maximum: 100)) {
-      try store.createItem(in: "session", label: "", attributes: [:], contentType: "", secret: secureBuffer(String(repeating: "x", count: 96)), replace: false)
+      try store.createItem(
+        in: "session", label: "", attributes: [:], contentType: "",
+        secret: secureBuffer(String(repeating: "x", count: 96)), replace: false)
     }
     try store.deleteItem(ItemReference(collection: "session", item: item.item))
     #expect(store.usedBytes == base)
@@ -74,9 +83,11 @@ struct MemoryBudgetTests {
     let strict = try StandaloneSecretd(["--max-memory", "1M"], user: nobody, lockedMemory: 16 << 10)
     let refused = try strict.run("secret-tool", ["store", "--label=x", "k", "v"], as: nobody, input: "x")
     #expect(refused.status != 0)
-    #expect(refused.stderrText.contains("LimitMEMLOCK") && refused.stderrText.contains("mlock"), "\(refused.stderrText)")
+    #expect(
+      refused.stderrText.contains("LimitMEMLOCK") && refused.stderrText.contains("mlock"), "\(refused.stderrText)")
     #expect(strict.process.isRunning)
-    let lenient = try StandaloneSecretd(["--max-memory", "1M", "--allow-unlocked-memory"], user: nobody, lockedMemory: 16 << 10)
+    let lenient = try StandaloneSecretd(
+      ["--max-memory", "1M", "--allow-unlocked-memory"], user: nobody, lockedMemory: 16 << 10)
     #expect(lenient.logText.contains("--allow-unlocked-memory"), "\(lenient.logText)")
     #expect(try lenient.run("secret-tool", ["store", "--label=x", "k", "v"], as: nobody, input: "kept").status == 0)
     #expect(try lenient.run("secret-tool", ["lookup", "k", "v"], as: nobody).stdoutText == "kept")

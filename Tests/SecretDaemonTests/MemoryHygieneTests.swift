@@ -1,16 +1,21 @@
 // After an item is deleted, its secret's bytes are nowhere in the daemon's memory.
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Testing
 
+@testable import SecretDaemon
+
 @Suite("memory hygiene")
 struct MemoryHygieneTests {
-  @Test("a deleted secret is wiped from the daemon's memory", .enabled(if: getuid() == 0, "reading another process's memory needs root"))
+  @Test(
+    "a deleted secret is wiped from the daemon's memory",
+    .enabled(if: getuid() == 0, "reading another process's memory needs root"))
   func wipedAfterDelete() async throws {
     try await withProvider(.secretd) { (instance) async throws in
       let secret = "wipe-me-" + randomToken(40)
-      #expect(try instance.secretTool(["store", "--label=wipe", "service", "wipe", "account", "a"], input: secret).status == 0)
+      #expect(
+        try instance.secretTool(["store", "--label=wipe", "service", "wipe", "account", "a"], input: secret).status == 0
+      )
       #expect(try instance.secretTool(["lookup", "service", "wipe", "account", "a"]).stdoutText == secret)
       // Positive control: the scan finds the live secret (so a negative result below means something).
       #expect(try processMemoryContains(pid: instance.pid, Array(secret.utf8)))
@@ -83,7 +88,8 @@ struct MemoryHygieneTests {
       environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
     try #require(
       wait.status == 0,
-      "secretd did not start as nobody (running: \(daemon.isRunning)): \((try? String(contentsOf: log, encoding: .utf8)) ?? "") \(wait.stderrText)")
+      "secretd did not start as nobody (running: \(daemon.isRunning)): \((try? String(contentsOf: log, encoding: .utf8)) ?? "") \(wait.stderrText)"
+    )
 
     let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
     #expect(status.split(separator: "\n").contains { $0.hasPrefix("Uid:\t65534") })

@@ -1,9 +1,10 @@
 // No client can make secretd give up its name, and with it every secret clients store; losing
 // the name or the bus is an error exit that says what was lost.
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("the name and the bus")
 struct NameOwnershipTests {
@@ -11,10 +12,14 @@ struct NameOwnershipTests {
   static let replaceExisting: UInt32 = 2 | 4
   static let exists: UInt32 = 3
 
-  @Test("a client's RequestName(REPLACE_EXISTING) gets EXISTS; the provider keeps the name and its items", arguments: Provider.all)
+  @Test(
+    "a client's RequestName(REPLACE_EXISTING) gets EXISTS; the provider keeps the name and its items",
+    arguments: Provider.all)
   func aClientCannotTakeTheName(provider: Provider) async throws {
     try await withProvider(provider) { instance in
-      #expect(try instance.secretTool(["store", "--label=kept", "service", "name", "account", "a"], input: "still here").status == 0)
+      #expect(
+        try instance.secretTool(["store", "--label=kept", "service", "name", "account", "a"], input: "still here")
+          .status == 0)
       let thief = try BusConnection(address: instance.busAddress)
       let answer = try thief.callBus(
         "RequestName", .tuple([.string("org.freedesktop.secrets"), .uint32(Self.replaceExisting)]), replyType: "(u)")
@@ -29,7 +34,8 @@ struct NameOwnershipTests {
   func replaceNeedsConsent() async throws {
     try await withProvider(.secretd) { instance in
       let taker = try runProcess(
-        secretdPath(), ["--address", instance.busAddress, "--replace"], environment: ProcessInfo.processInfo.environment,
+        secretdPath(), ["--address", instance.busAddress, "--replace"],
+        environment: ProcessInfo.processInfo.environment,
         in: URL(filePath: "/tmp"))
       #expect(taker.status == 1)
       #expect(taker.stderrText.contains("already owned by secretd (pid \(instance.pid))"), "\(taker.stderrText)")

@@ -1,8 +1,9 @@
 // Object paths are canonical and never reused: one path names one object, for ever.
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("object paths")
 struct ObjectPathTests {
@@ -26,7 +27,9 @@ struct ObjectPathTests {
       let item = try client.createPlainItem(session: session, attributes: ["k": "v"], secret: [1])
       let number = try #require(item.split(separator: "/").last)
       let padded = item.dropLast(number.count) + "0" + number
-      #expect(client.errorName(String(padded), Interfaces.item, "GetSecret", .tuple([.objectPath(session)])) == "org.freedesktop.DBus.Error.UnknownObject")
+      #expect(
+        client.errorName(String(padded), Interfaces.item, "GetSecret", .tuple([.objectPath(session)]))
+          == "org.freedesktop.DBus.Error.UnknownObject")
       #expect(try client.plainSecret(item, session: session) == [1])
     }
   }
@@ -35,12 +38,16 @@ struct ObjectPathTests {
   func noReuse() throws {
     let store = Store()
     let first = try store.createCollection(label: "work", alias: "")
-    let old = try store.createItem(in: first, label: "", attributes: ["a": "1"], contentType: "", secret: secureBuffer("1"), replace: false)
+    let old = try store.createItem(
+      in: first, label: "", attributes: ["a": "1"], contentType: "", secret: secureBuffer("1"), replace: false)
     try store.deleteCollection(first)
     let second = try store.createCollection(label: "work", alias: "")
     #expect(second == first)
-    let new = try store.createItem(in: second, label: "", attributes: ["a": "1"], contentType: "", secret: secureBuffer("2"), replace: false)
+    let new = try store.createItem(
+      in: second, label: "", attributes: ["a": "1"], contentType: "", secret: secureBuffer("2"), replace: false)
     #expect(new.item != old.item)
-    #expect(ObjectPaths.item(ItemReference(collection: second, item: new.item)) != ObjectPaths.item(ItemReference(collection: first, item: old.item)))
+    #expect(
+      ObjectPaths.item(ItemReference(collection: second, item: new.item))
+        != ObjectPaths.item(ItemReference(collection: first, item: old.item)))
   }
 }

@@ -3,9 +3,10 @@
 // before any work, and collection names are short enough that listings fit at the item limit.
 import CLibSecret
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("answers that fit D-Bus")
 struct ReplyBoundsTests {
@@ -21,13 +22,15 @@ struct ReplyBoundsTests {
       let session = try client.openPlainSession()
       let paths = try (0..<70).map { index in
         try client.createPlainItem(
-          session: session, attributes: ["big": "\(index)"], secret: [UInt8](repeating: UInt8(index), count: Self.mebibyte))
+          session: session, attributes: ["big": "\(index)"],
+          secret: [UInt8](repeating: UInt8(index), count: Self.mebibyte))
       }
       let error = client.errorName(
         ObjectPaths.root, Interfaces.service, "GetSecrets", .tuple([.objectPaths(paths), .objectPath(session)]))
       #expect(error == "org.freedesktop.DBus.Error.LimitsExceeded")
       do throws(GLibError) {
-        try client.call(ObjectPaths.root, Interfaces.service, "GetSecrets", .tuple([.objectPaths(paths), .objectPath(session)]))
+        try client.call(
+          ObjectPaths.root, Interfaces.service, "GetSecrets", .tuple([.objectPaths(paths), .objectPath(session)]))
       } catch {
         #expect(error.message.contains("--max-reply-size"), "\(error.message)")
       }
@@ -38,7 +41,8 @@ struct ReplyBoundsTests {
       #expect(repeated.child(0)?.childCount == 1)
       #expect(daemon.process.isRunning)
       for (index, path) in paths.enumerated() where index.isMultiple(of: 10) {
-        #expect(try client.plainSecret(path, session: session) == [UInt8](repeating: UInt8(index), count: Self.mebibyte))
+        #expect(
+          try client.plainSecret(path, session: session) == [UInt8](repeating: UInt8(index), count: Self.mebibyte))
       }
     }
   }
@@ -50,33 +54,44 @@ struct ReplyBoundsTests {
       let session = try client.openPlainSession()
       let paths = (1...10_001).map { "/org/freedesktop/secrets/collection/session/\($0)" }
       do throws(GLibError) {
-        try client.call(ObjectPaths.root, Interfaces.service, "GetSecrets", .tuple([.objectPaths(paths), .objectPath(session)]))
+        try client.call(
+          ObjectPaths.root, Interfaces.service, "GetSecrets", .tuple([.objectPaths(paths), .objectPath(session)]))
         Issue.record("10,001 paths were accepted")
       } catch {
         #expect(error.remoteName == "org.freedesktop.DBus.Error.LimitsExceeded")
         #expect(error.message.contains("--max-paths"), "\(error.message)")
       }
-      #expect(client.errorName(ObjectPaths.root, Interfaces.service, "Lock", .tuple([.objectPaths(paths)])) == "org.freedesktop.DBus.Error.LimitsExceeded")
+      #expect(
+        client.errorName(ObjectPaths.root, Interfaces.service, "Lock", .tuple([.objectPaths(paths)]))
+          == "org.freedesktop.DBus.Error.LimitsExceeded")
     }
   }
 
-  @Test("a collection labelled with 4,096 characters gets a name of at most 64 bytes, and its items answer Items and SearchItems")
+  @Test(
+    "a collection labelled with 4,096 characters gets a name of at most 64 bytes, and its items answer Items and SearchItems"
+  )
   func longCollectionLabel() async throws {
     try await withProvider(.secretd) { instance in
       let client = try RawClient(address: instance.busAddress)
       let label = String(repeating: "x", count: 4096)
       let created = try client.call(
         ObjectPaths.root, Interfaces.service, "CreateCollection",
-        .tuple([.array(elementType: "{sv}", [.dictEntry(.string("org.freedesktop.Secret.Collection.Label"), .variant(.string(label)))]), .string("")]))
+        .tuple([
+          .array(
+            elementType: "{sv}",
+            [.dictEntry(.string("org.freedesktop.Secret.Collection.Label"), .variant(.string(label)))]), .string(""),
+        ]))
       let collection = try #require(created.child(0)?.string)
       #expect(collection.utf8.count <= ObjectPaths.collections.utf8.count + 1 + Store.maxCollectionNameLength)
       let session = try client.openPlainSession()
       for index in 0..<20 {
         try client.createPlainItem(session: session, collection: collection, attributes: ["n": "\(index)"], secret: [1])
       }
-      let items = try client.call(collection, Interfaces.properties, "Get", .tuple([.string(Interfaces.collection), .string("Items")]))
+      let items = try client.call(
+        collection, Interfaces.properties, "Get", .tuple([.string(Interfaces.collection), .string("Items")]))
       #expect(items.child(0)?.unboxed?.objectPaths?.count == 20)
-      let label2 = try client.call(collection, Interfaces.properties, "Get", .tuple([.string(Interfaces.collection), .string("Label")]))
+      let label2 = try client.call(
+        collection, Interfaces.properties, "Get", .tuple([.string(Interfaces.collection), .string("Label")]))
       #expect(label2.child(0)?.unboxed?.string == label)
       #expect(try client.search(["n": "7"]).count == 1)
     }
@@ -89,7 +104,8 @@ struct ReplyBoundsTests {
     #expect(name.utf8.count <= Store.maxCollectionNameLength)
     let secret = try secureBuffer([1])
     for index in 0..<store.limits.maxItems {
-      _ = try store.createItem(in: name, label: "", attributes: ["n": "\(index)"], contentType: "", secret: secret, replace: false)
+      _ = try store.createItem(
+        in: name, label: "", attributes: ["n": "\(index)"], contentType: "", secret: secret, replace: false)
     }
     let paths = store.search([:]).unlocked.map(ObjectPaths.item)
     #expect(paths.count == store.limits.maxItems)

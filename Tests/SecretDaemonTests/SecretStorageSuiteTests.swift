@@ -50,7 +50,9 @@ struct SecretStorageSuiteTests {
       #expect(report.ran == Self.expectedRun, "\(transcript)")
       #expect(report.failed.isEmpty, "failed: \(report.failed)\n\(transcript)")
       #expect(report.skipped.count == Self.expectedMockOnlySkips, "skipped: \(report.skipped)\n\(transcript)")
-      #expect(report.skipped.allSatisfy { $0.reason.contains("mock") }, "a test skipped for another reason: \(report.skipped)")
+      #expect(
+        report.skipped.allSatisfy { $0.reason.contains("mock") }, "a test skipped for another reason: \(report.skipped)"
+      )
       #expect(report.passed == Self.expectedRun - Self.expectedMockOnlySkips, "\(transcript)")
       #expect(report.summary == "OK (skipped=\(Self.expectedMockOnlySkips))", "\(transcript)")
     }

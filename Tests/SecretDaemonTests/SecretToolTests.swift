@@ -1,9 +1,10 @@
 // secret-tool (libsecret, DH sessions) against secretd on a private bus.
 import Foundation
-@testable import SecretDaemon
-import Synchronization
 import SecretTestSupport
+import Synchronization
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("secret-tool round trips")
 struct SecretToolTests {
@@ -12,7 +13,8 @@ struct SecretToolTests {
     try await withProvider(.secretd) { (instance) async throws in
       let values = ["hunter2", "pässwörd ✓ 密码 🔑", "line one\nline two\n\n", " leading and trailing spaces ", "x"]
       for (index, value) in values.enumerated() {
-        let stored = try instance.secretTool(["store", "--label=item \(index)", "service", "rt", "account", "a\(index)"], input: value)
+        let stored = try instance.secretTool(
+          ["store", "--label=item \(index)", "service", "rt", "account", "a\(index)"], input: value)
         #expect(stored.status == 0, "\(stored.stderrText)")
       }
       for (index, value) in values.enumerated() {
@@ -60,7 +62,8 @@ struct SecretToolTests {
   func manyLookups() async throws {
     try await withProvider(.secretd) { (instance) async throws in
       let value = "many-lookups-" + randomToken(24)
-      #expect(try instance.secretTool(["store", "--label=many", "service", "many", "account", "a"], input: value).status == 0)
+      #expect(
+        try instance.secretTool(["store", "--label=many", "service", "many", "account", "a"], input: value).status == 0)
       let failures = Mutex(0)
       try await onOwnThread {
         DispatchQueue.concurrentPerform(iterations: 600) { _ in

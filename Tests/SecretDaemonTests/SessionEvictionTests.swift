@@ -1,9 +1,10 @@
 // A client may open sessions without end: past --max-sessions its least recently used session
 // is closed, so python secretstorage, which opens one for every item it reads, can read them all.
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("sessions a client opens without end")
 struct SessionEvictionTests {
@@ -33,9 +34,11 @@ struct SessionEvictionTests {
       let client = try RawClient(address: instance.busAddress)
       let session = try client.openPlainSession()
       for index in 0..<count {
-        try client.createPlainItem(session: session, attributes: ["bulk": "yes", "n": "\(index)"], secret: Array("value-\(index)".utf8))
+        try client.createPlainItem(
+          session: session, attributes: ["bulk": "yes", "n": "\(index)"], secret: Array("value-\(index)".utf8))
       }
-      let unpacked = try instance.run("tar", ["-xzf", SecretStorageSuiteTests.sdist.path, "-C", instance.bus.directory.path])
+      let unpacked = try instance.run(
+        "tar", ["-xzf", SecretStorageSuiteTests.sdist.path, "-C", instance.bus.directory.path])
       try #require(unpacked.status == 0, "\(unpacked.stderrText)")
       let script = """
         import sys, secretstorage
@@ -49,11 +52,13 @@ struct SessionEvictionTests {
         print(read)
         """
       var withSource = instance.environment
-      withSource["PYTHONPATH"] = instance.bus.directory.appending(path: "secretstorage-\(SecretStorageSuiteTests.version)").path
+      withSource["PYTHONPATH"] =
+        instance.bus.directory.appending(path: "secretstorage-\(SecretStorageSuiteTests.version)").path
       let environment = withSource
       let run = try await onOwnThread {
         try runProcess(
-          "timeout", ["300", SecretStorageSuiteTests.python, "-c", script], environment: environment, in: instance.bus.directory)
+          "timeout", ["300", SecretStorageSuiteTests.python, "-c", script], environment: environment,
+          in: instance.bus.directory)
       }
       #expect(run.status == 0, "\(run.stderrText)")
       #expect(run.stdoutText == "\(count)\n", "\(run.stderrText)")

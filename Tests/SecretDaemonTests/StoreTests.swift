@@ -1,6 +1,7 @@
+import Testing
+
 // The store without D-Bus: index, replace, aliases, bounds.
 @testable import SecretDaemon
-import Testing
 
 @Suite("store")
 struct StoreTests {
@@ -9,7 +10,8 @@ struct StoreTests {
     let store = Store()
     for index in 0..<500 {
       _ = try store.createItem(
-        in: "session", label: "\(index)", attributes: ["parity": "\(index % 2)", "tens": "\(index / 10)", "id": "\(index)"],
+        in: "session", label: "\(index)",
+        attributes: ["parity": "\(index % 2)", "tens": "\(index / 10)", "id": "\(index)"],
         contentType: "text/plain", secret: secureBuffer("s\(index)"), replace: false)
     }
     #expect(store.search(["parity": "0"]).unlocked.count == 250)
@@ -23,9 +25,15 @@ struct StoreTests {
   @Test("replace overwrites only the item with exactly the same attributes")
   func replace() throws {
     let store = Store()
-    let first = try store.createItem(in: "session", label: "a", attributes: ["s": "1", "a": "x"], contentType: "", secret: secureBuffer("1"), replace: true)
-    let wider = try store.createItem(in: "session", label: "b", attributes: ["s": "1", "a": "x", "extra": "y"], contentType: "", secret: secureBuffer("2"), replace: true)
-    let again = try store.createItem(in: "session", label: "c", attributes: ["s": "1", "a": "x"], contentType: "", secret: secureBuffer("3"), replace: true)
+    let first = try store.createItem(
+      in: "session", label: "a", attributes: ["s": "1", "a": "x"], contentType: "", secret: secureBuffer("1"),
+      replace: true)
+    let wider = try store.createItem(
+      in: "session", label: "b", attributes: ["s": "1", "a": "x", "extra": "y"], contentType: "",
+      secret: secureBuffer("2"), replace: true)
+    let again = try store.createItem(
+      in: "session", label: "c", attributes: ["s": "1", "a": "x"], contentType: "", secret: secureBuffer("3"),
+      replace: true)
     #expect(first.item == again.item && again.replaced)
     #expect(wider.item != first.item && !wider.replaced)
     #expect(store.itemCount == 2)
@@ -40,21 +48,32 @@ struct StoreTests {
     (limits.maxSecretSize, limits.maxAttributes, limits.maxAttributeLength, limits.maxItems) = (8, 2, 5, 2)
     let store = Store(limits: limits)
     #expect(throws: StoreError.limitExceeded(.secretSize, actual: 9, maximum: 8)) {
-      try store.createItem(in: "session", label: "", attributes: [:], contentType: "", secret: secureBuffer("123456789"), replace: false)
+      try store.createItem(
+        in: "session", label: "", attributes: [:], contentType: "", secret: secureBuffer("123456789"), replace: false)
     }
     #expect(throws: StoreError.limitExceeded(.attributes, actual: 3, maximum: 2)) {
-      try store.createItem(in: "session", label: "", attributes: ["a": "", "b": "", "c": ""], contentType: "", secret: secureBuffer("1"), replace: false)
+      try store.createItem(
+        in: "session", label: "", attributes: ["a": "", "b": "", "c": ""], contentType: "", secret: secureBuffer("1"),
+        replace: false)
     }
     #expect(throws: StoreError.limitExceeded(.attributeLength, actual: 6, maximum: 5)) {
-      try store.createItem(in: "session", label: "", attributes: ["a": "123456"], contentType: "", secret: secureBuffer("1"), replace: false)
+      try store.createItem(
+        in: "session", label: "", attributes: ["a": "123456"], contentType: "", secret: secureBuffer("1"),
+        replace: false)
     }
-    _ = try store.createItem(in: "session", label: "", attributes: ["n": "1"], contentType: "", secret: secureBuffer("1"), replace: false)
-    _ = try store.createItem(in: "session", label: "", attributes: ["n": "2"], contentType: "", secret: secureBuffer("1"), replace: false)
+    _ = try store.createItem(
+      in: "session", label: "", attributes: ["n": "1"], contentType: "", secret: secureBuffer("1"), replace: false)
+    _ = try store.createItem(
+      in: "session", label: "", attributes: ["n": "2"], contentType: "", secret: secureBuffer("1"), replace: false)
     #expect(throws: StoreError.limitExceeded(.items, actual: 3, maximum: 2)) {
-      try store.createItem(in: "session", label: "", attributes: ["n": "3"], contentType: "", secret: secureBuffer("1"), replace: false)
+      try store.createItem(
+        in: "session", label: "", attributes: ["n": "3"], contentType: "", secret: secureBuffer("1"), replace: false)
     }
     // Replacing does not count as a new item.
-    #expect(try store.createItem(in: "session", label: "", attributes: ["n": "2"], contentType: "", secret: secureBuffer("2"), replace: true).replaced)
+    #expect(
+      try store.createItem(
+        in: "session", label: "", attributes: ["n": "2"], contentType: "", secret: secureBuffer("2"), replace: true
+      ).replaced)
     let message = DBusError(StoreError.limitExceeded(.items, actual: 3, maximum: 2)).message
     #expect(message.contains("--max-items"))
   }
@@ -69,10 +88,12 @@ struct StoreTests {
     #expect(store.resolveAlias("work") == name)
     try store.setLocked(name, true)
     #expect(throws: StoreError.locked(collection: name)) {
-      try store.createItem(in: name, label: "", attributes: [:], contentType: "", secret: secureBuffer("x"), replace: false)
+      try store.createItem(
+        in: name, label: "", attributes: [:], contentType: "", secret: secureBuffer("x"), replace: false)
     }
     try store.setLocked(name, false)
-    _ = try store.createItem(in: name, label: "", attributes: ["z": "1"], contentType: "", secret: secureBuffer("x"), replace: false)
+    _ = try store.createItem(
+      in: name, label: "", attributes: ["z": "1"], contentType: "", secret: secureBuffer("x"), replace: false)
     try store.deleteCollection(name)
     #expect(store.resolveAlias("work") == nil)
     #expect(store.itemCount == 0)

@@ -1,9 +1,10 @@
 // Helpers: a raw GDBus client of the daemon (through SecretDaemon's own wrappers), secret-tool,
 // and /proc reads.
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Testing
+
+@testable import SecretDaemon
 
 /// A client connection that speaks the Secret Service API directly, for calls libsecret never makes.
 final class RawClient: Sendable {
@@ -16,8 +17,10 @@ final class RawClient: Sendable {
   }
 
   @discardableResult
-  func call(_ path: String, _ interface: String, _ method: String, _ arguments: DBusValue) throws(GLibError) -> Variant {
-    try connection.call(destination: destination, path: path, interface: interface, method: method, arguments: arguments)
+  func call(_ path: String, _ interface: String, _ method: String, _ arguments: DBusValue) throws(GLibError) -> Variant
+  {
+    try connection.call(
+      destination: destination, path: path, interface: interface, method: method, arguments: arguments)
   }
 
   /// The D-Bus error name a call fails with; nil if it succeeds.
@@ -31,7 +34,8 @@ final class RawClient: Sendable {
   }
 
   func openPlainSession() throws -> String {
-    let reply = try call(ObjectPaths.root, Interfaces.service, "OpenSession", .tuple([.string("plain"), .variant(.string(""))]))
+    let reply = try call(
+      ObjectPaths.root, Interfaces.service, "OpenSession", .tuple([.string("plain"), .variant(.string(""))]))
     return try #require(reply.child(1)?.string)
   }
 
@@ -163,7 +167,8 @@ final class StandaloneSecretd {
     chmod(folder.path, 0o755)
     // A copy the other user can run, made by `cp` (see MemoryHygieneTests).
     let secretd = folder.appending(path: "secretd").path
-    let copy = try runProcess("cp", [secretdPath(), secretd], environment: ProcessInfo.processInfo.environment, in: folder)
+    let copy = try runProcess(
+      "cp", [secretdPath(), secretd], environment: ProcessInfo.processInfo.environment, in: folder)
     guard copy.status == 0 else { throw HarnessError("cannot copy secretd: \(copy.stderrText)") }
     var command = [secretd, "--address", bus.address] + arguments
     if let user { command = ["setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups"] + command }
@@ -172,7 +177,8 @@ final class StandaloneSecretd {
     let logFile = open(folder.appending(path: "secretd.log").path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
     defer { [null, logFile].forEach { close($0) } }
     process = try ChildProcess(
-      try resolveExecutable(command[0]), Array(command.dropFirst()), environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin"],
+      try resolveExecutable(command[0]), Array(command.dropFirst()),
+      environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin"],
       stdin: null, stdout: null, stderr: logFile)
     let wait = try runProcess(
       "gdbus", ["wait", "--address", bus.address, "--timeout", "20", "org.freedesktop.secrets"], input: nil,
@@ -191,12 +197,17 @@ final class StandaloneSecretd {
   var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
   /// Runs a client program as `user` (the test runner when nil) on this bus.
-  func run(_ executable: String, _ arguments: [String], as user: UInt32? = nil, input: String? = nil) throws -> ProcessOutput {
+  func run(_ executable: String, _ arguments: [String], as user: UInt32? = nil, input: String? = nil) throws
+    -> ProcessOutput
+  {
     var command = [executable] + arguments
     if let user { command = ["setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups"] + command }
     return try runProcess(
       command[0], Array(command.dropFirst()), input: input.map { Array($0.utf8) },
-      environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address, "PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": "/tmp", "LANG": "C.UTF-8"],
+      environment: [
+        "DBUS_SESSION_BUS_ADDRESS": bus.address, "PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+      ],
       in: folder)
   }
 

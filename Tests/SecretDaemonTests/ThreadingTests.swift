@@ -1,10 +1,11 @@
 // Calls are answered on GDBus's worker thread while bus signals, introspection and the expiry
 // timer run on the main context: both at once must neither race nor lose anything.
 import Foundation
-@testable import SecretDaemon
 import SecretTestSupport
 import Synchronization
 import Testing
+
+@testable import SecretDaemon
 
 @Suite("worker thread and main context")
 struct ThreadingTests {
@@ -54,7 +55,11 @@ struct ThreadingTests {
       }
       #expect(failures.withLock { $0 }.isEmpty)
       let deleted = try await withDeadline(seconds: 20, "the timer to delete every expiring item") {
-        await withTaskCancellationHandler { await deletions.value } onCancel: { deletions.cancel() }
+        await withTaskCancellationHandler {
+          await deletions.value
+        } onCancel: {
+          deletions.cancel()
+        }
       }
       #expect(deleted == expiring)
       let client = try RawClient(address: address)

@@ -30,8 +30,10 @@ public final class PrivateBus: Sendable {
       services = folder
     }
     let config = directory.appending(path: "bus.conf")
-    try Self.configuration(socket: directory.appending(path: "bus").path, services: services?.path, everyUser: everyUser)
-      .write(to: config, atomically: true, encoding: .utf8)
+    try Self.configuration(
+      socket: directory.appending(path: "bus").path, services: services?.path, everyUser: everyUser
+    )
+    .write(to: config, atomically: true, encoding: .utf8)
     let output = try ChildProcess.makePipe()
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
     defer { close(null) }

@@ -15,7 +15,9 @@ public func processMemoryContains(pid: Int32, _ needle: [UInt8]) throws -> Bool 
     guard fields.count >= 2, fields[1].hasPrefix("r") else { continue }
     if fields.count >= 6, fields[5] == "[vvar]" || fields[5] == "[vsyscall]" { continue }
     let range = fields[0].split(separator: "-")
-    guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16) else { continue }
+    guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16) else {
+      continue
+    }
     // Read in chunks that overlap by the needle's length, so no match straddles two reads.
     let chunk = 1 << 22
     var buffer = [UInt8](repeating: 0, count: chunk)
@@ -59,4 +61,3 @@ public func isRunning(_ pid: Int32) -> Bool {
   guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
   return !status.contains("State:\tZ")
 }
-

@@ -31,7 +31,8 @@ public final class ProviderInstance: Sendable {
     self.busName = busName
     self.arguments = arguments
     for folder in ["home", "run", "data", "config", "cache"] {
-      try FileManager.default.createDirectory(at: bus.directory.appending(path: folder), withIntermediateDirectories: true)
+      try FileManager.default.createDirectory(
+        at: bus.directory.appending(path: folder), withIntermediateDirectories: true)
     }
     try startProvider()
   }
@@ -145,7 +146,9 @@ public func withProvider<T>(
 
 /// A program built by this package beside the running test or benchmark binary.
 public func builtExecutable(_ name: String) throws -> URL {
-  let me = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+  let me = URL(
+    filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+  )
   let candidate = me.deletingLastPathComponent().appending(path: name)
   guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
     throw HarnessError("\(name) is not built at \(candidate.path); run `swift build` first")

@@ -22,7 +22,10 @@ public func runProcess(
   let paths = ["stdin", "stdout", "stderr"].map { directory.appending(path: "\($0)-\(id)").path }
   defer { paths.forEach { unlink($0) } }
   try Data(input ?? []).write(to: URL(filePath: paths[0]))
-  let descriptors = [open(paths[0], O_RDONLY | O_CLOEXEC), open(paths[1], O_WRONLY | O_CREAT | O_CLOEXEC, 0o600), open(paths[2], O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)]
+  let descriptors = [
+    open(paths[0], O_RDONLY | O_CLOEXEC), open(paths[1], O_WRONLY | O_CREAT | O_CLOEXEC, 0o600),
+    open(paths[2], O_WRONLY | O_CREAT | O_CLOEXEC, 0o600),
+  ]
   defer { descriptors.forEach { close($0) } }
   guard !descriptors.contains(-1) else { throw HarnessError("cannot create files in \(directory.path)") }
   let child = try ChildProcess(

@@ -11,7 +11,8 @@ import Secrets
 func say(_ line: String) { _ = (line + "\n").withCString { write(1, $0, strlen($0)) } }
 
 func mutate(_ service: String, _ account: String, _ value: String) -> Shared<String?> {
-  let shared = Shared<String?>(wrappedValue: nil, .secret(service: service, account: account, writeWindow: .seconds(600)))
+  let shared = Shared<String?>(
+    wrappedValue: nil, .secret(service: service, account: account, writeWindow: .seconds(600)))
   shared.withLock { $0 = value }
   say("pending")
   return shared

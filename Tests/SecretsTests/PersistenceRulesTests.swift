@@ -3,11 +3,12 @@
 // `.appStorage` on a UserDefaults suite watched through its file, `.secret` on secretd and on
 // gnome-keyring with their change signals. Another writer is another process each time.
 import Foundation
-@testable import SharedState
-@testable import Secrets
 import SecretTestSupport
 import Synchronization
 import Testing
+
+@testable import Secrets
+@testable import SharedState
 
 /// A store of one kind, on the real thing, with a way to write to it from outside.
 enum Backend: String, CaseIterable, CustomStringConvertible, Sendable {
@@ -75,13 +76,16 @@ func withStage(_ backend: Backend, _ body: (Stage, TestWriteClock) async throws 
         guard output.status == 0 else { throw HarnessError("the outside write failed: \(output.stderrText)") }
       },
       stored: { try? String(contentsOf: url, encoding: .utf8) },
-      keptCopies: { try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".corrupt-") } })
+      keptCopies: {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".corrupt-") }
+      })
     try await environment.withValue { try await body(stage, clock) }
   case .appStorage:
     let config = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"] ?? ""
     try #require(
       config.contains(".build/test-config"),
-      "UserDefaults suites live in $XDG_CONFIG_HOME: run the tests with `make test`, which points it at .build/test-config")
+      "UserDefaults suites live in $XDG_CONFIG_HOME: run the tests with `make test`, which points it at .build/test-config"
+    )
     let suite = "secrets-test-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: "\(config)/\(suite).plist") }
     environment.defaults = .suite(suite)
@@ -118,12 +122,15 @@ func withStage(_ backend: Backend, _ body: (Stage, TestWriteClock) async throws 
         key: { SecretKey<Int>.secret(service: "rules", account: "a") },
         writeOutside: { text in try instance.store("rules", "a", text) },
         stored: {
-          try instance.client().read(SecretClient.attributes(service: "rules", account: "a"), in: .default, exactly: true)?.text
+          try instance.client().read(
+            SecretClient.attributes(service: "rules", account: "a"), in: .default, exactly: true)?.text
         },
         keptCopies: {
           let found = try instance.run("secret-tool", ["search", "--all", "service", "rules", "account", "a"])
           // secret-tool prints the attributes on standard error.
-          return (found.stdoutText + found.stderrText).split(separator: "\n").filter { $0.hasPrefix("attribute.backup = ") }.map(String.init)
+          return (found.stdoutText + found.stderrText).split(separator: "\n").filter {
+            $0.hasPrefix("attribute.backup = ")
+          }.map(String.init)
         })
       try await environment.withValue { try await body(stage, clock) }
     }
@@ -160,7 +167,9 @@ struct PersistenceRulesTests {
     }
   }
 
-  @Test("a local value waiting for its write wins over another process's change, and then overwrites it", arguments: Backend.allCases)
+  @Test(
+    "a local value waiting for its write wins over another process's change, and then overwrites it",
+    arguments: Backend.allCases)
   func localValueWaitingWins(backend: Backend) async throws {
     try await withStage(backend) { stage, clock in
       let key = stage.key()
@@ -188,7 +197,8 @@ struct PersistenceRulesTests {
     }
   }
 
-  @Test("undecodable contents are a load error, and are kept before anything overwrites them", arguments: Backend.allCases)
+  @Test(
+    "undecodable contents are a load error, and are kept before anything overwrites them", arguments: Backend.allCases)
   func undecodableContentsAreKept(backend: Backend) async throws {
     try await withStage(backend) { stage, clock in
       try stage.writeOutside("not-a-number")

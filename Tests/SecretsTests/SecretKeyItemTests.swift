@@ -1,13 +1,15 @@
 import Foundation
-import Secrets
 import SecretTestSupport
+import Secrets
 import Testing
 
 /// The item a SecretKey writes, as clients that are not ours see it.
 @Suite("SecretKey: the item it writes")
 struct SecretKeyItemTests {
   @Test(arguments: Provider.all, [CollectionID.default, .session])
-  func theItemHasExactlyServiceAndAccountInTheChosenCollection(provider: Provider, collection: CollectionID) async throws {
+  func theItemHasExactlyServiceAndAccountInTheChosenCollection(provider: Provider, collection: CollectionID)
+    async throws
+  {
     try await withSecretKeys(provider) { instance, _ in
       @Shared(.secret(service: "exact", account: "alice", collection: collection)) var value: Int = 0
       $value.withLock { $0 = 7 }
@@ -20,8 +22,11 @@ struct SecretKeyItemTests {
       // secret-tool prints only the item's last path component: ask the service itself.
       let collectionPath = try await instance.client().path(of: collection)
       let search = try instance.run(
-        "gdbus", ["call", "--session", "--dest", instance.busName, "--object-path", "/org/freedesktop/secrets",
-                  "--method", "org.freedesktop.Secret.Service.SearchItems", "{'service': 'exact'}"])
+        "gdbus",
+        [
+          "call", "--session", "--dest", instance.busName, "--object-path", "/org/freedesktop/secrets",
+          "--method", "org.freedesktop.Secret.Service.SearchItems", "{'service': 'exact'}",
+        ])
       #expect(search.stdoutText.contains("'\(collectionPath)\(item.path)'"), "\(search.stdoutText) \(collectionPath)")
     }
   }

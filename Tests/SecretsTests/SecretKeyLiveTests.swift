@@ -1,6 +1,6 @@
 import Foundation
-import Secrets
 import SecretTestSupport
+import Secrets
 import Synchronization
 import Testing
 
@@ -11,7 +11,9 @@ struct SecretKeyLiveTests {
     try await withSecretKeys(provider) { instance, _ in
       @Shared(.secret(service: "live", account: "a")) var token: Token? = nil
       try instance.store("live", "a", #"{"value":"from outside","expires":9}"#)
-      try await eventually("the stored value") { [shared = $token] in shared.wrappedValue == Token(value: "from outside", expires: 9) }
+      try await eventually("the stored value") { [shared = $token] in
+        shared.wrappedValue == Token(value: "from outside", expires: 9)
+      }
       _ = try instance.run("secret-tool", ["clear", "service", "live", "account", "a"])
       try await eventually("the deletion") { [shared = $token] in shared.wrappedValue == nil }
     }
@@ -112,7 +114,9 @@ struct SecretKeyOutageTests {
       try await $value.load()
       #expect($value.loadError == nil)
       try instance.store("outage", "a", "7")
-      try await eventually("the change made after the provider came back") { [shared = $value] in shared.wrappedValue == 7 }
+      try await eventually("the change made after the provider came back") { [shared = $value] in
+        shared.wrappedValue == 7
+      }
     }
   }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Secrets
 import SecretTestSupport
+import Secrets
 import Testing
 
 @Suite("SecretKey: loading")
@@ -40,7 +40,8 @@ struct SecretKeyLoadTests {
       #expect(backup.secret?.text == "not json at all")
       // Exactly, because the backup matches service and account too and secret-tool's lookup
       // returns whichever match the provider lists first (gnome-keyring's order is its hash's).
-      let stored = try #require(try await instance.client().read(["service": "corrupt", "account": "a"], exactly: true))
+      let stored = try #require(
+        try await instance.client().read(["service": "corrupt", "account": "a"], exactly: true))
       #expect(try JSONDecoder().decode(Token.self, from: Data(stored.bytes)) == Token(value: "new", expires: 1))
       #expect(items.count == 2)
     }
@@ -53,7 +54,9 @@ struct SecretKeyLoadTests {
       @Shared(.secret(service: "fixed", account: "a")) var token: Token? = nil
       #expect($token.loadError != nil)
       try instance.store("fixed", "a", #"{"value":"good","expires":1}"#)
-      try await eventually("the outside fix") { [shared = $token] in shared.wrappedValue == Token(value: "good", expires: 1) }
+      try await eventually("the outside fix") { [shared = $token] in
+        shared.wrappedValue == Token(value: "good", expires: 1)
+      }
       $token.withLock { $0 = Token(value: "newer", expires: 2) }
       try await $token.save()
       let items = try await instance.client().search(["service": "fixed"])

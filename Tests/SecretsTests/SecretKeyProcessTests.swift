@@ -1,6 +1,6 @@
 import Foundation
-import Secrets
 import SecretTestSupport
+import Secrets
 import Testing
 
 @Suite("SecretKey: whole processes")
@@ -20,7 +20,8 @@ struct SecretKeyProcessTests {
       let null = open("/dev/null", O_RDWR | O_CLOEXEC)
       defer { [stdout, null].forEach { close($0) } }
       let child = try ChildProcess(
-        try builtExecutable("secrets-child"), [ending.signal == nil ? "exit" : "wait", ending.rawValue, "a", "written at exit"],
+        try builtExecutable("secrets-child"),
+        [ending.signal == nil ? "exit" : "wait", ending.rawValue, "a", "written at exit"],
         environment: instance.environment, stdin: null, stdout: stdout, stderr: null)
       defer { child.signal(SIGKILL) }
       try await eventually("the child's pending mutation") {
@@ -86,7 +87,9 @@ struct SharedStateExampleTests {
     let second = try runProcess(example, [folder.path], environment: environment, in: folder)
     #expect(first.stdoutText == "launch 1, theme light, 1 request this run\n")
     #expect(second.stdoutText == "launch 2, theme light, 1 request this run\n")
-    let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appending(path: "settings.json"))) as? [String: Any]
+    let saved =
+      try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appending(path: "settings.json")))
+      as? [String: Any]
     #expect(saved?["launches"] as? Int == 2)
   }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Secrets
 import SecretTestSupport
+import Secrets
 import Synchronization
 import Testing
 

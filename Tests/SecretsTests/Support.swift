@@ -1,6 +1,6 @@
 import Foundation
-import Secrets
 import SecretTestSupport
+import Secrets
 
 struct Token: Codable, Sendable, Equatable {
   var value: String
@@ -28,7 +28,8 @@ extension ProviderInstance {
   }
 
   func store(_ service: String, _ account: String, _ text: String) throws {
-    let output = try run("secret-tool", ["store", "--label=test", "service", service, "account", account], input: Array(text.utf8))
+    let output = try run(
+      "secret-tool", ["store", "--label=test", "service", service, "account", account], input: Array(text.utf8))
     guard output.status == 0 else { throw HarnessError("secret-tool store failed: \(output.stderrText)") }
   }
 }
@@ -52,12 +53,16 @@ final class CallCounter: Sendable {
     try await marker()
   }
 
-  deinit { monitor.signal(SIGKILL); monitor.wait() }
+  deinit {
+    monitor.signal(SIGKILL)
+    monitor.wait()
+  }
 
   /// How many of the watched calls were made so far (every earlier call is counted).
   func count(_ member: String) async throws -> Int {
     try await marker()
-    return try String(contentsOf: log, encoding: .utf8).split(separator: "\n").filter { $0.hasSuffix("\t\(member)") }.count
+    return try String(contentsOf: log, encoding: .utf8).split(separator: "\n").filter { $0.hasSuffix("\t\(member)") }
+      .count
   }
 
   /// Makes `GetId` calls until the monitor has logged one: everything before it is in. (The
@@ -66,13 +71,19 @@ final class CallCounter: Sendable {
     let seen = markers()
     try await withDeadline(seconds: 20, "dbus-monitor to see a marker call") { [self] in
       while markers() == seen {
-        _ = try instance.run("gdbus", ["call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.GetId"])
+        _ = try instance.run(
+          "gdbus",
+          [
+            "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method",
+            "org.freedesktop.DBus.GetId",
+          ])
         try await Task.sleep(for: .milliseconds(50))
       }
     }
   }
 
   private func markers() -> Int {
-    ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasSuffix("\tGetId") }.count
+    ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.hasSuffix("\tGetId") }
+      .count
   }
 }

@@ -58,7 +58,11 @@ case "defaults-set":
   let parts = arguments[2].split(separator: ":").map(String.init)
   let defaults = UserDefaults(suiteName: parts[0])
   // A word is written as a string: a value of the wrong type for an Int key.
-  if let number = Int(arguments[3]) { defaults?.set(number, forKey: parts[1]) } else { defaults?.set(arguments[3], forKey: parts[1]) }
+  if let number = Int(arguments[3]) {
+    defaults?.set(number, forKey: parts[1])
+  } else {
+    defaults?.set(arguments[3], forKey: parts[1])
+  }
   exit(defaults?.synchronize() == true ? 0 : 5)
 
 case "await":

@@ -68,7 +68,10 @@ private struct Model {
 
   func use() async throws {
     $notes.withLock { $0.append("x") }
-    let _: Int = $count.withLock { $0 += 1; return $0 }
+    let _: Int = $count.withLock {
+      $0 += 1
+      return $0
+    }
     try await $notes.save()
     try await $notes.load()
     _ = ($notes.loadError, $notes.saveError, $notes.isLoading)
@@ -160,7 +163,9 @@ private func persistenceShape(optional: Shared<Int?>, reader: SharedReader<Int?>
   let _: SharedReader<Bool> = $file.read { $0.isEmpty }
   try await $file.load(.fileStorage(URL(filePath: "/tmp/z.json")))
   _ = ($file == $file, Mirror(reflecting: $file), SharedSubscriber<Int>(callback: { _ in }, onLoading: nil))
-  let defaults: [DefaultsStore] = [.standard, .suite("shape"), .userDefaults(.standard), .inMemory, InMemoryDefaults().store]
+  let defaults: [DefaultsStore] = [
+    .standard, .suite("shape"), .userDefaults(.standard), .inMemory, InMemoryDefaults().store,
+  ]
   let environment = SharedEnvironment.test(defaults: InMemoryDefaults())
   _ = (defaults, environment.defaults, environment.isTest, environment[ShapeServiceKey.self])
   _ = SharedKeyDefault<InMemoryKey<Int>>[.inMemory("n"), default: 1].initialValue

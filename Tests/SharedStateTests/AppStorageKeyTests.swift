@@ -1,9 +1,13 @@
 import Foundation
-@testable import SharedState
 import Testing
 
+@testable import SharedState
+
 private enum Theme: String, Sendable { case light, dark }
-private enum Level: Int, Sendable { case low = 1, high = 2 }
+private enum Level: Int, Sendable {
+  case low = 1
+  case high = 2
+}
 private struct Favourites: Codable, Sendable, Equatable { var ids: [Int] }
 private struct Measurement: Codable, Sendable, Equatable { var value: Double }
 

@@ -1,6 +1,6 @@
 import Foundation
-import SharedState
 import SecretTestSupport
+import SharedState
 import Testing
 
 /// `.appStorage` on real UserDefaults suites, in helper processes with a HOME of their own.
@@ -20,12 +20,15 @@ struct AppStorageProcessTests {
     #expect(writer.wait() == .exited(0))
     try watcher.expectLine("seen 7")
     // The suite is the ordinary UserDefaults file, which Foundation reads back.
-    let plist = try String(contentsOf: home.appending(path: ".config/com.example.shared-state-test.plist"), encoding: .utf8)
+    let plist = try String(
+      contentsOf: home.appending(path: ".config/com.example.shared-state-test.plist"), encoding: .utf8)
     #expect(plist.contains("<key>count</key>") && plist.contains("<integer>7</integer>"), "\(plist)")
     // A program that writes with UserDefaults itself is seen too.
     let second = try HelperProcess(["await", entry, "9"], environment: environment)
     try second.expectLine("ready 7")
-    #expect(try HelperProcess(["defaults-set", "com.example.shared-state-test:count", "9"], environment: environment).wait() == .exited(0))
+    #expect(
+      try HelperProcess(["defaults-set", "com.example.shared-state-test:count", "9"], environment: environment).wait()
+        == .exited(0))
     try second.expectLine("seen 9")
   }
 }

@@ -45,13 +45,17 @@ final class HelperProcess {
       let remaining = deadline - ContinuousClock.now
       guard remaining > .zero else { throw TestFailure(message: "no output from the child within \(timeout)") }
       var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
-      let milliseconds = Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
+      let milliseconds = Int32(
+        remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
       let ready = poll(&poller, 1, max(1, milliseconds))
       if ready < 0 && errno != EINTR { throw TestFailure(message: "poll failed: errno \(errno)") }
       if ready > 0 {
         var chunk = [UInt8](repeating: 0, count: 4096)
         let count = read(output, &chunk, chunk.count)
-        if count <= 0 { throw TestFailure(message: "the child closed its output; buffered: \(String(decoding: buffer, as: UTF8.self))") }
+        if count <= 0 {
+          throw TestFailure(
+            message: "the child closed its output; buffered: \(String(decoding: buffer, as: UTF8.self))")
+        }
         buffer.append(contentsOf: chunk[0..<count])
       }
     }

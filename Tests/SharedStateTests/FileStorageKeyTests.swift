@@ -1,6 +1,6 @@
 import Foundation
-import SharedState
 import Observation
+import SharedState
 import Testing
 
 struct Note: Codable, Equatable, Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import SharedState
 import SecretTestSupport
+import SharedState
 import Testing
 
 @Suite(".fileStorage on the real file system")
@@ -80,7 +80,9 @@ struct FileStorageLiveTests {
       try handle.truncate(atOffset: 0)
       try handle.write(contentsOf: Data("2".utf8))
       try handle.close()
-      #expect(await firstValue(of: stream) { $0 == 2 } == 2, "\(log.all) loadError: \(String(describing: $count.loadError)) value: \(count)")
+      #expect(
+        await firstValue(of: stream) { $0 == 2 } == 2,
+        "\(log.all) loadError: \(String(describing: $count.loadError)) value: \(count)")
 
       // Atomically, the way editors and other processes replace files.
       let temporary = folder.file(".count.json.tmp")

@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
-@testable import SharedState
 import Synchronization
 import Testing
+
+@testable import SharedState
 
 /// Collects the issues reported through a test environment.
 final class IssueLog: Sendable {
@@ -68,7 +69,8 @@ struct ControlledKey<Value: Sendable>: SharedKey {
   var id: ID { ID(backend: ObjectIdentifier(backend)) }
 
   func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
-    let (result, misbehaviour) = backend.state.withLock { state -> (Result<Value?, any Error>, Backend<Value>.Misbehaviour) in
+    let (result, misbehaviour) = backend.state.withLock {
+      state -> (Result<Value?, any Error>, Backend<Value>.Misbehaviour) in
       state.loads += 1
       if let failure = state.loadFailure { return (.failure(failure), state.misbehaviour) }
       return (.success(state.stored), state.misbehaviour)

@@ -21,7 +21,9 @@ enum Appearance: String, Sendable { case system, light, dark }
 
 extension SharedKey where Self == FileStorageKey<[Fact]>.Default {
   static var savedFacts: Self {
-    Self[.fileStorage(.homeDirectory.appending(component: "facts.json"), decoder: factDecoder, encoder: factEncoder), default: []]
+    Self[
+      .fileStorage(.homeDirectory.appending(component: "facts.json"), decoder: factDecoder, encoder: factEncoder),
+      default: []]
   }
 }
 
@@ -156,7 +158,10 @@ struct SwiftSharingStyleTests {
       let model = FactsModel()
       #expect(model.signedInUser == nil)
       model.logIn("ada")
-      guard let user = model.signedInUser else { Issue.record("no user after logging in"); return }
+      guard let user = model.signedInUser else {
+        Issue.record("no user after logging in")
+        return
+      }
       user.withLock { $0.isAdmin = true }
       #expect(model.user == User(name: "ada", isAdmin: true))
       #expect(user.name == Shared(value: "ada"))
@@ -198,13 +203,17 @@ struct SwiftSharingStyleTests {
   @Test func continuationsCanBeMadeByKeyAuthorsAndTheirTests() {
     let key = CountingKey(counter: .init())
     let saved = Atomic<Bool>(false)
-    key.save(1, context: .didSet, continuation: SaveContinuation { result in
-      if case .success = result { saved.store(true, ordering: .relaxed) }
-    })
+    key.save(
+      1, context: .didSet,
+      continuation: SaveContinuation { result in
+        if case .success = result { saved.store(true, ordering: .relaxed) }
+      })
     let loaded = Atomic<Int>(-1)
-    key.load(context: .userInitiated, continuation: LoadContinuation { result in
-      if case .success(let value?) = result { loaded.store(value, ordering: .relaxed) }
-    })
+    key.load(
+      context: .userInitiated,
+      continuation: LoadContinuation { result in
+        if case .success(let value?) = result { loaded.store(value, ordering: .relaxed) }
+      })
     let (wasSaved, loadedValue) = (saved.load(ordering: .relaxed), loaded.load(ordering: .relaxed))
     #expect(wasSaved)
     #expect(loadedValue == 1)

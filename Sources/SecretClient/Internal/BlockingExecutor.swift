@@ -1,5 +1,5 @@
-import SystemCalls
 import Synchronization
+import SystemCalls
 
 /// Dedicated threads for libsecret's blocking calls.
 ///

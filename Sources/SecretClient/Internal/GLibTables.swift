@@ -22,7 +22,8 @@ struct AttributeTable: ~Copyable {
     defer { g_hash_table_unref(table) }
     var attributes: [String: String] = [:]
     forEachEntry(of: table) { key, value in
-      attributes[String(cString: key.assumingMemoryBound(to: gchar.self))] = String(cString: value.assumingMemoryBound(to: gchar.self))
+      attributes[String(cString: key.assumingMemoryBound(to: gchar.self))] = String(
+        cString: value.assumingMemoryBound(to: gchar.self))
     }
     return attributes
   }
@@ -47,7 +48,8 @@ struct PropertyTable: ~Copyable {
 
 /// Calls `body` with the `GVariantType` for `signature`, valid for the call only (the type is
 /// the C string itself, which must outlive its use).
-func withVariantType<T>(_ signature: String, _ body: (OpaquePointer) throws(SecretError) -> T) throws(SecretError) -> T {
+func withVariantType<T>(_ signature: String, _ body: (OpaquePointer) throws(SecretError) -> T) throws(SecretError) -> T
+{
   let result: Result<T, SecretError> = signature.withCString { text in
     Result { () throws(SecretError) in try body(g_variant_type_checked_(text)) }
   }
@@ -59,7 +61,8 @@ func attributesVariant(_ attributes: [String: String]) -> OpaquePointer {
   let builder = "a{ss}".withCString { g_variant_builder_new(g_variant_type_checked_($0)) }
   defer { g_variant_builder_unref(builder) }
   for (name, value) in attributes {
-    g_variant_builder_add_value(builder, g_variant_new_dict_entry(g_variant_new_string(name), g_variant_new_string(value)))
+    g_variant_builder_add_value(
+      builder, g_variant_new_dict_entry(g_variant_new_string(name), g_variant_new_string(value)))
   }
   return g_variant_builder_end(builder)
 }

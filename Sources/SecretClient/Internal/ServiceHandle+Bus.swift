@@ -15,7 +15,8 @@ extension ServiceHandle {
       g_variant_unref(child)
       g_variant_unref(pidReply)
     }
-    return ProviderInfo(busName: busName, uniqueName: uniqueName, pid: pid, executable: pid.flatMap(Self.executable(of:)))
+    return ProviderInfo(
+      busName: busName, uniqueName: uniqueName, pid: pid, executable: pid.flatMap(Self.executable(of:)))
   }
 
   /// The attributes of one item, read with one `Properties.Get` call (no proxy object).
@@ -39,9 +40,12 @@ extension ServiceHandle {
   /// Properties are read this way rather than from libsecret's proxies: a proxy's cache is kept
   /// current only by signals delivered on the GLib main context that was the thread default when
   /// it was made, and nothing iterates that context in a Swift process.
-  func property(_ name: String, of interface: String, at path: String, type: String) throws(SecretError) -> OpaquePointer {
+  func property(_ name: String, of interface: String, at path: String, type: String) throws(SecretError)
+    -> OpaquePointer
+  {
     var arguments: [OpaquePointer?] = [g_variant_new_string(interface), g_variant_new_string(name)]
-    let reply = try callObject(path, "org.freedesktop.DBus.Properties", "Get", g_variant_new_tuple(&arguments, 2), replyType: "(v)")
+    let reply = try callObject(
+      path, "org.freedesktop.DBus.Properties", "Get", g_variant_new_tuple(&arguments, 2), replyType: "(v)")
     defer { g_variant_unref(reply) }
     let boxed = g_variant_get_child_value(reply, 0)
     defer { g_variant_unref(boxed) }
@@ -59,7 +63,8 @@ extension ServiceHandle {
   /// the caller releases it.
   func allProperties(of interface: String, at path: String) throws(SecretError) -> OpaquePointer {
     var argument: OpaquePointer? = g_variant_new_string(interface)
-    let reply = try callObject(path, "org.freedesktop.DBus.Properties", "GetAll", g_variant_new_tuple(&argument, 1), replyType: "(a{sv})")
+    let reply = try callObject(
+      path, "org.freedesktop.DBus.Properties", "GetAll", g_variant_new_tuple(&argument, 1), replyType: "(a{sv})")
     defer { g_variant_unref(reply) }
     return g_variant_get_child_value(reply, 0)
   }

@@ -33,7 +33,8 @@ extension ServiceHandle {
   /// Every collection with its label, lock state and item count, as the provider has them now.
   /// A collection deleted while they are read is left out.
   func collections() throws(SecretError) -> [CollectionInfo] {
-    let paths = try property("Collections", of: "org.freedesktop.Secret.Service", at: "/org/freedesktop/secrets", type: "ao")
+    let paths = try property(
+      "Collections", of: "org.freedesktop.Secret.Service", at: "/org/freedesktop/secrets", type: "ao")
     defer { g_variant_unref(paths) }
     var collections: [CollectionInfo] = []
     for index in 0..<g_variant_n_children(paths) {

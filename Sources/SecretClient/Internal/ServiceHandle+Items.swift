@@ -50,7 +50,8 @@ extension ServiceHandle {
 
   /// Creates or replaces the item with exactly these attributes in `collection`.
   /// Wraps `secret_service_store_sync`.
-  func store(_ value: SecretValue, attributes: [String: String], label: String, collection: String) throws(SecretError) {
+  func store(_ value: SecretValue, attributes: [String: String], label: String, collection: String) throws(SecretError)
+  {
     let table = AttributeTable(attributes)
     let secret = makeValue(value)
     defer { secret_value_unref(UnsafeMutableRawPointer(secret)) }

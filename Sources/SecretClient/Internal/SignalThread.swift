@@ -1,6 +1,6 @@
-import SystemCalls
 import CLibSecret
 import Synchronization
+import SystemCalls
 
 /// A thread that iterates a GMainContext of its own.
 ///

@@ -35,7 +35,9 @@ enum TransferCipher {
   }
 
   /// Encrypts `secret` with a fresh IV; returns the IV and the ciphertext (not secret).
-  static func encrypt(_ secret: SecureBuffer, key: SecureBuffer) throws(CryptoError) -> (iv: [UInt8], ciphertext: [UInt8]) {
+  static func encrypt(_ secret: SecureBuffer, key: SecureBuffer) throws(CryptoError) -> (
+    iv: [UInt8], ciphertext: [UInt8]
+  ) {
     let padding = AES128CBC.blockSize - secret.count % AES128CBC.blockSize
     guard let buffer = SecureBuffer(count: secret.count + padding) else { throw .outOfSecureMemory }
     buffer.withUnsafeMutableBytes { destination in

@@ -63,7 +63,8 @@ final class TransferSession: Sendable {
     case .dh:
       guard let key = currentKey else { throw .library("session is closed") }
       let sealed = try TransferCipher.encrypt(secret, key: key)
-      return WireSecret(sessionPath: path, parameters: sealed.iv, value: .bytes(sealed.ciphertext), contentType: contentType)
+      return WireSecret(
+        sessionPath: path, parameters: sealed.iv, value: .bytes(sealed.ciphertext), contentType: contentType)
     }
   }
 }
@@ -92,7 +93,8 @@ final class SessionRegistry: Sendable {
 
   /// Opens a session for `owner`; returns it and the output for the client (the server's
   /// public key for DH, nothing for plain). The key agreement runs outside the lock.
-  func open(algorithm name: String, input: Variant, owner: String) throws(SessionError) -> (TransferSession, DBusValue) {
+  func open(algorithm name: String, input: Variant, owner: String) throws(SessionError) -> (TransferSession, DBusValue)
+  {
     guard let algorithm = TransferSession.Algorithm(rawValue: name) else { throw .unsupportedAlgorithm(name) }
     let key: SecureBuffer?
     let output: DBusValue
@@ -111,7 +113,8 @@ final class SessionRegistry: Sendable {
       case .failure(let error)?:
         throw .crypto(error)
       case nil:
-        throw .invalidInput("the DH input must be a byte array (ay) holding the client's public key, not \(input.typeString)")
+        throw .invalidInput(
+          "the DH input must be a byte array (ay) holding the client's public key, not \(input.typeString)")
       }
     }
     let (session, evicted) = state.withLock { state -> (TransferSession, TransferSession?) in

@@ -55,7 +55,8 @@ final class ClientScheduler: @unchecked Sendable {
   ///     must not wait for other calls: reads, not writes that announce their changes), checked
   ///     with nothing more unread on the bus.
   init(
-    bounds: Bounds = Bounds(), vet: @escaping @Sendable (String) -> Verdict, run: @escaping @Sendable (IncomingCall) -> Void,
+    bounds: Bounds = Bounds(), vet: @escaping @Sendable (String) -> Verdict,
+    run: @escaping @Sendable (IncomingCall) -> Void,
     isQuick: @escaping @Sendable (IncomingCall) -> Bool
   ) {
     self.bounds = bounds
@@ -75,7 +76,9 @@ final class ClientScheduler: @unchecked Sendable {
   /// never blocks beyond the queue's lock.
   func submit(_ call: IncomingCall) {
     enum Decision {
-      case queued, refused(DBusError), now
+      case queued
+      case refused(DBusError)
+      case now
     }
     let quick = isQuick(call)
     let decision = lock.run { () -> Decision in

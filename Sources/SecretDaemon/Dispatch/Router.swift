@@ -162,22 +162,28 @@ extension Daemon {
     }
   }
 
-  private func objectProperties(_ node: ObjectNode, _ interface: String, _ names: [String]) throws(DBusError) -> [DBusValue] {
+  private func objectProperties(_ node: ObjectNode, _ interface: String, _ names: [String]) throws(DBusError)
+    -> [DBusValue]
+  {
     switch node {
     case .service: return try ServiceObject(daemon: self).properties(names)
     case .collection(let name): return try CollectionObject(daemon: self, name: try resolve(name)).properties(names)
     case .item(let name, let number):
-      return try ItemObject(daemon: self, reference: ItemReference(collection: try resolve(name), item: number)).properties(names)
+      return try ItemObject(daemon: self, reference: ItemReference(collection: try resolve(name), item: number))
+        .properties(names)
     default: throw .unknownProperty(interface, names.first ?? "", ObjectPaths.canonical(node))
     }
   }
 
-  private func setObjectProperty(_ node: ObjectNode, _ interface: String, _ name: String, _ value: Variant) throws(DBusError) {
+  private func setObjectProperty(_ node: ObjectNode, _ interface: String, _ name: String, _ value: Variant)
+    throws(DBusError)
+  {
     switch node {
     case .collection(let collection):
       try CollectionObject(daemon: self, name: try resolve(collection)).setProperty(name, value)
     case .item(let collection, let number):
-      try ItemObject(daemon: self, reference: ItemReference(collection: try resolve(collection), item: number)).setProperty(name, value)
+      try ItemObject(daemon: self, reference: ItemReference(collection: try resolve(collection), item: number))
+        .setProperty(name, value)
     default:
       throw .unknownProperty(interface, name, ObjectPaths.canonical(node))
     }

@@ -53,13 +53,19 @@ final class SignalOutbox: Sendable {
         emitPropertiesChanged(
           ObjectPaths.collection(name), Interfaces.collection, ["Label": .string(label), "Locked": .boolean(locked)])
       case .itemCreated(let reference):
-        emit(ObjectPaths.collection(reference.collection), Interfaces.collection, "ItemCreated", .objectPath(ObjectPaths.item(reference)))
+        emit(
+          ObjectPaths.collection(reference.collection), Interfaces.collection, "ItemCreated",
+          .objectPath(ObjectPaths.item(reference)))
         itemsChange(reference.collection)
       case .itemDeleted(let reference):
-        emit(ObjectPaths.collection(reference.collection), Interfaces.collection, "ItemDeleted", .objectPath(ObjectPaths.item(reference)))
+        emit(
+          ObjectPaths.collection(reference.collection), Interfaces.collection, "ItemDeleted",
+          .objectPath(ObjectPaths.item(reference)))
         itemsChange(reference.collection)
       case .itemChanged(let reference, let item):
-        emit(ObjectPaths.collection(reference.collection), Interfaces.collection, "ItemChanged", .objectPath(ObjectPaths.item(reference)))
+        emit(
+          ObjectPaths.collection(reference.collection), Interfaces.collection, "ItemChanged",
+          .objectPath(ObjectPaths.item(reference)))
         emitPropertiesChanged(
           ObjectPaths.item(reference), Interfaces.item,
           [
@@ -74,11 +80,13 @@ final class SignalOutbox: Sendable {
   }
 
   private func emit(_ path: String, _ interface: String, _ signal: String, _ argument: DBusValue) {
-    connection.emitSignal(path: path, interface: interface, name: signal, arguments: .tuple([argument]), maximumBytes: maximumBytes)
+    connection.emitSignal(
+      path: path, interface: interface, name: signal, arguments: .tuple([argument]), maximumBytes: maximumBytes)
   }
 
   private func emitCollections(_ names: [String]) {
-    emitPropertiesChanged(ObjectPaths.root, Interfaces.service, ["Collections": .objectPaths(names.map(ObjectPaths.collection))])
+    emitPropertiesChanged(
+      ObjectPaths.root, Interfaces.service, ["Collections": .objectPaths(names.map(ObjectPaths.collection))])
   }
 
   private func emitPropertiesChanged(
@@ -88,7 +96,8 @@ final class SignalOutbox: Sendable {
     connection.emitSignal(
       path: path, interface: Interfaces.properties, name: "PropertiesChanged",
       arguments: .tuple([
-        .string(interface), .array(elementType: "{sv}", entries), .array(elementType: "s", invalidated.map { .string($0) }),
+        .string(interface), .array(elementType: "{sv}", entries),
+        .array(elementType: "s", invalidated.map { .string($0) }),
       ]),
       maximumBytes: maximumBytes)
   }

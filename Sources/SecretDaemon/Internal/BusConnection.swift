@@ -33,7 +33,8 @@ package final class BusConnection: @unchecked Sendable {
     let connection: OpaquePointer?
     if let address {
       let flags = GDBusConnectionFlags(
-        G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
+        G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue
+      )
       connection = g_dbus_connection_new_for_address_sync(address, flags, nil, nil, &error)
     } else {
       connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error)
@@ -55,8 +56,11 @@ package final class BusConnection: @unchecked Sendable {
   /// g_dbus_connection_get_stream, g_socket_connection_get_socket, g_socket_get_fd, FIONREAD.
   var hasUnreadMessages: Bool {
     guard let stream = g_dbus_connection_get_stream(raw),
-      g_type_check_instance_is_a(UnsafeMutableRawPointer(stream).assumingMemoryBound(to: GTypeInstance.self), g_socket_connection_get_type()) != 0,
-      let socket = g_socket_connection_get_socket(UnsafeMutableRawPointer(stream).assumingMemoryBound(to: GSocketConnection.self))
+      g_type_check_instance_is_a(
+        UnsafeMutableRawPointer(stream).assumingMemoryBound(to: GTypeInstance.self), g_socket_connection_get_type())
+        != 0,
+      let socket = g_socket_connection_get_socket(
+        UnsafeMutableRawPointer(stream).assumingMemoryBound(to: GSocketConnection.self))
     else { return true }
     return secretd_unread_bytes(g_socket_get_fd(socket)) != 0
   }
@@ -83,7 +87,8 @@ package final class BusConnection: @unchecked Sendable {
   /// Asks for `name`. `replace` takes it from a current owner that allows it;
   /// `allowReplacement` lets a later `--replace` take it from us (off by default, so no client
   /// can make us give up the name and the store with it).
-  package func requestName(_ name: String, replace: Bool, allowReplacement: Bool) throws(GLibError) -> NameRequestResult {
+  package func requestName(_ name: String, replace: Bool, allowReplacement: Bool) throws(GLibError) -> NameRequestResult
+  {
     // DBUS_NAME_FLAG_ALLOW_REPLACEMENT = 1, REPLACE_EXISTING = 2, DO_NOT_QUEUE = 4.
     let flags: UInt32 = 4 | (replace ? 2 : 0) | (allowReplacement ? 1 : 0)
     let reply = try callBus("RequestName", .tuple([.string(name), .uint32(flags)]), replyType: "(u)")

@@ -165,6 +165,8 @@ enum AES128CBC {
       encrypt
       ? gcry_cipher_encrypt(handle, data.baseAddress, data.count, nil, 0)
       : gcry_cipher_decrypt(handle, data.baseAddress, data.count, nil, 0)
-    guard code == 0 else { throw GcryptError(code: code, operation: encrypt ? "gcry_cipher_encrypt" : "gcry_cipher_decrypt") }
+    guard code == 0 else {
+      throw GcryptError(code: code, operation: encrypt ? "gcry_cipher_encrypt" : "gcry_cipher_decrypt")
+    }
   }
 }

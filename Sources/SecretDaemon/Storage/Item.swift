@@ -15,7 +15,9 @@ final class StoredItem {
   /// keeps its expiry queue in step.
   var expiresAt: UInt64?
 
-  init(label: String, attributes: [String: String], type: String, contentType: String, secret: SecureBuffer, now: UInt64) {
+  init(
+    label: String, attributes: [String: String], type: String, contentType: String, secret: SecureBuffer, now: UInt64
+  ) {
     self.label = label
     self.attributes = attributes
     self.type = type

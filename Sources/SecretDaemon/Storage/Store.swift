@@ -104,7 +104,9 @@ final class Store {
 
   /// The label's letters and digits, at most 64 bytes, made unique with a number.
   private func uniqueCollectionName(for label: String) -> String {
-    let letters = label.lowercased().unicodeScalars.map { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? Character($0) : "_" }
+    let letters = label.lowercased().unicodeScalars.map {
+      $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? Character($0) : "_"
+    }
     var base = String(letters.prefix(Self.maxCollectionNameLength - 8))
     if base.isEmpty { base = "collection" }
     var name = base
@@ -147,7 +149,9 @@ final class Store {
 
   static func isValidName(_ name: String) -> Bool {
     !name.isEmpty && name.utf8.count <= 128
-      && name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F }
+      && name.utf8.allSatisfy {
+        ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F
+      }
   }
 
   /// The collection `alias` names, if it exists.
@@ -209,7 +213,10 @@ final class Store {
     let expiry = try expiry(for: attributes)
     let cost =
       secret.count + label.utf8.count + type.utf8.count + contentType.utf8.count + StoredItem.cost(of: attributes)
-    if replace, let existing = collection.search(attributes, now: now).first(where: { collection.items[$0]?.attributes == attributes }),
+    if replace,
+      let existing = collection.search(attributes, now: now).first(where: {
+        collection.items[$0]?.attributes == attributes
+      }),
       let item = collection.items[existing]
     {
       try reserve(cost - item.cost)
@@ -230,7 +237,8 @@ final class Store {
     try reserve(cost)
     let number = nextItemNumber
     nextItemNumber += 1
-    let item = StoredItem(label: label, attributes: attributes, type: type, contentType: contentType, secret: secret, now: now)
+    let item = StoredItem(
+      label: label, attributes: attributes, type: type, contentType: contentType, secret: secret, now: now)
     collection.items[number] = item
     collection.index.insert(number, attributes: attributes)
     collection.modified = now
@@ -351,7 +359,9 @@ final class Store {
     var queue = ExpiryQueue()
     for (name, collection) in collections {
       for (number, item) in collection.items {
-        if let time = item.expiresAt { queue.push(time: time, reference: ItemReference(collection: name, item: number)) }
+        if let time = item.expiresAt {
+          queue.push(time: time, reference: ItemReference(collection: name, item: number))
+        }
       }
     }
     expiries = queue

@@ -28,15 +28,20 @@ final class FileWatcher: Sendable {
 
   private init() throws(FileStorageError) {
     let inotify: Inotify
-    do throws(Errno) { inotify = try Inotify() } catch { throw FileStorageError(FileCallError(call: "inotify_init1", path: "(inotify)", errno: error)) }
+    do throws(Errno) { inotify = try Inotify() } catch {
+      throw FileStorageError(FileCallError(call: "inotify_init1", path: "(inotify)", errno: error))
+    }
     self.inotify = inotify
-    source = SourceHandle(source: DispatchSource.makeReadSource(fileDescriptor: inotify.descriptor.rawValue, queue: queue))
+    source = SourceHandle(
+      source: DispatchSource.makeReadSource(fileDescriptor: inotify.descriptor.rawValue, queue: queue))
     source.source.setEventHandler { [weak self] in self?.dispatch(inotify.events()) }
     source.source.resume()
   }
 
   /// Calls `onChange` when the file at `path` is written, replaced or deleted.
-  static func watch(path: String, onChange: @escaping @Sendable () -> Void) throws(FileStorageError) -> SharedSubscription {
+  static func watch(path: String, onChange: @escaping @Sendable () -> Void) throws(FileStorageError)
+    -> SharedSubscription
+  {
     let watcher = try shared.withLock { (shared: inout FileWatcher?) throws(FileStorageError) in
       if let shared { return shared }
       let created = try FileWatcher()
@@ -46,10 +51,13 @@ final class FileWatcher: Sendable {
     return try watcher.add(path: path, onChange: onChange)
   }
 
-  private func add(path: String, onChange: @escaping @Sendable () -> Void) throws(FileStorageError) -> SharedSubscription {
+  private func add(path: String, onChange: @escaping @Sendable () -> Void) throws(FileStorageError)
+    -> SharedSubscription
+  {
     let (directory, name) = Files.split(path)
     let id = nextID.add(1, ordering: .relaxed).newValue
-    let watch = try observers.withLock { (observers: inout [Inotify.Watch: [UInt64: Observer]]) throws(FileStorageError) in
+    let watch = try observers.withLock {
+      (observers: inout [Inotify.Watch: [UInt64: Observer]]) throws(FileStorageError) in
       let watch: Inotify.Watch
       do throws(Errno) { watch = try inotify.watch(directory: directory) } catch {
         throw FileStorageError(FileCallError(call: "inotify_add_watch", path: directory, errno: error))

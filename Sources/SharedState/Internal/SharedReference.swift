@@ -239,7 +239,7 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
         return .done
       }
       switch next {
-      case let .handOver(waiter):
+      case .handOver(let waiter):
         waiter.resume()
         return
       case .mutation:
@@ -330,7 +330,7 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
   /// value, error cleared.
   private func apply(_ result: Result<Value?, any Error>) {
     switch result {
-    case let .success(loaded):
+    case .success(let loaded):
       let newValue = loaded ?? initialValue
       registrar.willSet(self, keyPath: valuePath)
       registrar.willSet(self, keyPath: loadErrorPath)
@@ -341,7 +341,7 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
       }
       registrar.didSet(self, keyPath: loadErrorPath)
       registrar.didSet(self, keyPath: valuePath)
-    case let .failure(error):
+    case .failure(let error):
       registrar.willSet(self, keyPath: loadErrorPath)
       state.withLock { $0.loadError = error }
       registrar.didSet(self, keyPath: loadErrorPath)
@@ -349,10 +349,11 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
   }
 
   private func endSave(with result: Result<Void, any Error>) {
-    let newError: (any Error)? = switch result {
-    case .success: nil
-    case let .failure(error): error
-    }
+    let newError: (any Error)? =
+      switch result {
+      case .success: nil
+      case .failure(let error): error
+      }
     // Common case: success with no earlier error; skip the observers.
     if newError == nil, state.withLock({ $0.saveError == nil }) { return }
     registrar.willSet(self, keyPath: saveErrorPath)
@@ -360,4 +361,3 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
     registrar.didSet(self, keyPath: saveErrorPath)
   }
 }
-

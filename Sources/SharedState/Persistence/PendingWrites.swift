@@ -164,7 +164,9 @@ enum SignalRelay {
   private static func relayLoop(_ pipe: FileDescriptor) {
     Signal.unblock(PendingWrites.handledSignals)
     var byte: UInt8 = 0
-    while (try? withUnsafeMutableBytes(of: &byte) { raw in Result { () throws(Errno) in try pipe.read(into: raw) } }.get()) == 1 {
+    while (try? withUnsafeMutableBytes(of: &byte) { raw in Result { () throws(Errno) in try pipe.read(into: raw) } }
+      .get()) == 1
+    {
       let signal = Signal(rawValue: CInt(byte))
       PendingWrites.flushAll()
       // Hand the signal to what the host had: its handler runs, or the default action ends

@@ -127,7 +127,12 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
   private func changeNoticed(_ subscriber: SharedSubscriber<Value>) {
     noticeCount.add(1, ordering: .relaxed)
     guard !store.isInMemory else { return reads.sync { refresh(subscriber) } }
-    guard !refreshQueued.withLock({ queued in defer { queued = true }; return queued }) else { return }
+    guard
+      !refreshQueued.withLock({ queued in
+        defer { queued = true }
+        return queued
+      })
+    else { return }
     reads.async { [self] in
       refreshQueued.withLock { $0 = false }
       refresh(subscriber)

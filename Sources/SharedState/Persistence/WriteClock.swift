@@ -15,14 +15,14 @@ import Synchronization
 /// ```
 public struct WriteClock: Sendable {
   /// Runs `action` once after `delay`, unless the returned subscription is cancelled first.
-  public var schedule:
-    @Sendable (_ delay: Duration, _ action: @escaping @Sendable () -> Void) -> SharedSubscription
+  public var schedule: @Sendable (_ delay: Duration, _ action: @escaping @Sendable () -> Void) -> SharedSubscription
 
   /// Creates a clock from its scheduling function.
   public init(
-    schedule: @escaping @Sendable (
-      _ delay: Duration, _ action: @escaping @Sendable () -> Void
-    ) -> SharedSubscription
+    schedule:
+      @escaping @Sendable (
+        _ delay: Duration, _ action: @escaping @Sendable () -> Void
+      ) -> SharedSubscription
   ) {
     self.schedule = schedule
   }

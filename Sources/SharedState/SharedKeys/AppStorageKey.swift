@@ -40,7 +40,8 @@ extension SharedReaderKey {
   }
 
   /// A `[String]` in `UserDefaults`.
-  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<[String]> {
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self
+  where Self == AppStorageKey<[String]> {
     AppStorageKey(key, store, .strings)
   }
 
@@ -92,17 +93,20 @@ extension SharedReaderKey {
   }
 
   /// An optional `Double` in `UserDefaults`; nil removes the entry.
-  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<Double?> {
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self
+  where Self == AppStorageKey<Double?> {
     AppStorageKey(key, store, .optional(.double))
   }
 
   /// An optional `String` in `UserDefaults`; nil removes the entry.
-  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<String?> {
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self
+  where Self == AppStorageKey<String?> {
     AppStorageKey(key, store, .optional(.string))
   }
 
   /// An optional `[String]` in `UserDefaults`; nil removes the entry.
-  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self where Self == AppStorageKey<[String]?> {
+  public static func appStorage(_ key: String, store: UserDefaults? = nil) -> Self
+  where Self == AppStorageKey<[String]?> {
     AppStorageKey(key, store, .optional(.strings))
   }
 
@@ -216,9 +220,9 @@ public enum AppStorageError: Error, CustomStringConvertible, Sendable {
   /// What the entry holds, what was expected, and what to do about it.
   public var description: String {
     switch self {
-    case let .wrongType(key, expected, found):
+    case .wrongType(let key, let expected, let found):
       "The defaults entry \(String(reflecting: key)) holds \(found), not \(expected). " + Self.kept(key)
-    case let .undecodable(key, expected, reason):
+    case .undecodable(let key, let expected, let reason):
       "The defaults entry \(String(reflecting: key)) holds data that is not the JSON of \(expected) (\(reason)). "
         + Self.kept(key)
     }
@@ -240,8 +244,12 @@ struct DefaultsEntry: PersistentStore {
   func read() throws -> DefaultsValue? { defaults.read(key) }
   func write(_ stored: DefaultsValue) throws { defaults.write(key, stored) }
   func delete() throws { defaults.remove(key) }
-  func keepCopy(of stored: DefaultsValue, stamp: String) throws { defaults.write("\(key).undecodable-\(stamp)", stored) }
-  func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? { try defaults.watch(key, onChange) }
+  func keepCopy(of stored: DefaultsValue, stamp: String) throws {
+    defaults.write("\(key).undecodable-\(stamp)", stored)
+  }
+  func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? {
+    try defaults.watch(key, onChange)
+  }
   var isInMemory: Bool { defaults.identity is InMemoryDefaults }
 }
 
@@ -278,7 +286,9 @@ struct DefaultsCoding<Value: Sendable>: Sendable {
     .init(decode: { if case .strings(let value) = $0 { value } else { nil } }, encode: { .strings($0) })
   }
   static var url: DefaultsCoding<URL> {
-    .init(decode: { if case .string(let value) = $0 { URL(string: value) } else { nil } }, encode: { .string($0.absoluteString) })
+    .init(
+      decode: { if case .string(let value) = $0 { URL(string: value) } else { nil } },
+      encode: { .string($0.absoluteString) })
   }
   static var data: DefaultsCoding<Data> {
     .init(decode: { if case .data(let value) = $0 { value } else { nil } }, encode: { .data($0) })
@@ -293,7 +303,8 @@ struct DefaultsCoding<Value: Sendable>: Sendable {
       encode: { .data(try JSONEncoder().encode($0)) })
   }
 
-  static func raw(_ coding: DefaultsCoding<Value.RawValue>) -> DefaultsCoding<Value> where Value: RawRepresentable, Value.RawValue: Sendable {
+  static func raw(_ coding: DefaultsCoding<Value.RawValue>) -> DefaultsCoding<Value>
+  where Value: RawRepresentable, Value.RawValue: Sendable {
     .init(decode: { try coding.decode($0).flatMap(Value.init(rawValue:)) }, encode: { try coding.encode($0.rawValue) })
   }
 

@@ -61,7 +61,9 @@ public struct FileStorage: Sendable {
       }
     },
     delete: { url in
-      do throws(FileCallError) { try Files.remove(url.standardizedFileURL.path) } catch { throw FileStorageError(error) }
+      do throws(FileCallError) { try Files.remove(url.standardizedFileURL.path) } catch {
+        throw FileStorageError(error)
+      }
     },
     watch: { url, onChange in
       try FileWatcher.watch(path: url.standardizedFileURL.path, onChange: onChange)

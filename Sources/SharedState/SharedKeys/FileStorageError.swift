@@ -17,16 +17,16 @@ public enum FileStorageError: Error, CustomStringConvertible, Sendable {
   /// What failed, on which file, and what to do about it.
   public var description: String {
     switch self {
-    case let .decodingFailed(path, reason):
+    case .decodingFailed(let path, let reason):
       "Could not decode \(path): \(reason). The file was left untouched; before anything is "
         + "written over it, its current bytes will be kept beside it as "
         + "\(Files.split(path).name).corrupt-<timestamp>. Fix or remove the file and reload, "
         + "or change the value to replace it."
-    case let .encodingFailed(path, reason):
+    case .encodingFailed(let path, let reason):
       "Could not encode the value for \(path): \(reason). Nothing was written."
-    case let .systemCall(call, path, reason):
+    case .systemCall(let call, let path, let reason):
       "\(call) failed for \(path): \(reason)"
-    case let .replacedButNotSynced(path, reason):
+    case .replacedButNotSynced(let path, let reason):
       "\(path) was written, but its folder could not be synced: \(reason); the change may be lost if "
         + "the system crashes."
     }
@@ -38,8 +38,9 @@ public enum FileStorageError: Error, CustomStringConvertible, Sendable {
 
   init(_ failure: AtomicWriteError) {
     switch failure {
-    case let .failed(call, path, errno): self = .systemCall(call, path: path, reason: Self.explain(errno))
-    case let .replacedButNotSynced(path, errno): self = .replacedButNotSynced(path: path, reason: Self.explain(errno))
+    case .failed(let call, let path, let errno): self = .systemCall(call, path: path, reason: Self.explain(errno))
+    case .replacedButNotSynced(let path, let errno):
+      self = .replacedButNotSynced(path: path, reason: Self.explain(errno))
     }
   }
 
