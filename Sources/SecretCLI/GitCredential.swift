@@ -9,8 +9,9 @@ enum GitCredential {
     "git-credential", summary: "Act as a git credential helper (get, store, erase).",
     discussion: """
       Reads key=value lines on stdin up to a blank line, as git sends them. Items are stored
-      as git-credential-libsecret stores them (schema org.git.Password; attributes user,
-      protocol, server, port, object), so the two helpers share credentials.
+      as git-credential-libsecret stores them (attributes user, protocol, server, port,
+      object; schema org.gnome.keyring.NetworkPassword, the one every version of git's helper
+      finds), so the two helpers share credentials.
       `get` with nothing found prints nothing and exits 0; other actions are ignored.
       Use it: git config --global credential.helper '!secretctl git-credential'
       """,
@@ -36,8 +37,10 @@ enum GitCredential {
     return .success
   }
 
-  /// The schema name git's helper stores under; libsecret also records it as `xdg:schema`.
-  static let schemaName = "org.git.Password"
+  /// The schema name stored as `xdg:schema`. git's helper searched only under this name up to
+  /// git 2.44 (Debian 12 ships 2.39); later ones store `org.git.Password` but search ignoring
+  /// the name. Items under this name are found by both.
+  static let schemaName = "org.gnome.keyring.NetworkPassword"
 
   private static func get(_ credential: inout Credential, client: SecretClient, console: Console) throws(CLIError) {
     guard credential.protocol != nil, credential.host != nil || credential.path != nil else { return }

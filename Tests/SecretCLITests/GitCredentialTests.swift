@@ -5,12 +5,19 @@ import Testing
 
 @Suite("git-credential with real git")
 struct GitCredentialTests {
-  /// `git -c credential.helper=… credential ACTION`, as git runs helpers for a push or fetch.
-  func git(_ instance: ProviderInstance, _ action: String, _ input: String) throws -> ProcessOutput {
+  /// git's own helper, built by scripts/bootstrap from the source Debian ships with git.
+  static let libsecretHelper = URL(filePath: #filePath).deletingLastPathComponent()
+    .appending(path: "../../.build/git-credential-libsecret").standardized.path
+
+  /// `git -c credential.helper=… credential ACTION`, as git runs helpers for a push or fetch;
+  /// the helper is secretctl's unless another helper command is given.
+  func git(_ instance: ProviderInstance, _ action: String, _ input: String, helper: String? = nil) throws
+    -> ProcessOutput
+  {
     try instance.run(
       "git",
       [
-        "-c", "credential.helper=", "-c", "credential.helper=!'\(try secretctlPath())' git-credential",
+        "-c", "credential.helper=", "-c", "credential.helper=\(try helper ?? "!'\(secretctlPath())' git-credential")",
         "-c", "credential.interactive=false", "credential", action,
       ],
       input: Array(input.utf8))
@@ -29,7 +36,8 @@ struct GitCredentialTests {
       // git passes no path for https unless credential.useHttpPath is set, so there is no object.
       #expect(
         item.attributes == [
-          "xdg:schema": "org.git.Password", "user": "bob", "protocol": "https", "server": "example.com", "port": "8080",
+          "xdg:schema": "org.gnome.keyring.NetworkPassword", "user": "bob", "protocol": "https",
+          "server": "example.com", "port": "8080",
         ])
       #expect(item.label.hasPrefix("Git: https://example.com:8080/"))
 
@@ -60,7 +68,7 @@ struct GitCredentialTests {
   @Test(arguments: Provider.all)
   func itemsStoredByGitsLibsecretHelperAreFoundWithoutTheSchemaName(provider: Provider) async throws {
     try await withProvider(provider) { instance in
-      // What git-credential-libsecret stores (schema org.git.Password, port as decimal text);
+      // What git-credential-libsecret 2.45 and later stores (schema org.git.Password, port as text);
       // another item without xdg:schema must be found too, as git's helper ignores the name.
       try await instance.client().write(
         SecretValue("from-libsecret\npassword_expiry_utc=1999999999"),
@@ -84,6 +92,34 @@ struct GitCredentialTests {
       #expect(emptyErase.status == 0)
       #expect(
         try await instance.client().search(["server": "git.example"]).count == 1, "an empty pattern erases nothing")
+    }
+  }
+
+  @Test(
+    "git's own libsecret helper and secretctl read each other's credentials through git, and an erase by one is seen by the other",
+    arguments: Provider.all)
+  func gitsOwnLibsecretHelperAgreesWithSecretctl(provider: Provider) async throws {
+    let theirs = "!'\(Self.libsecretHelper)'"
+    try #require(
+      FileManager.default.isExecutableFile(atPath: Self.libsecretHelper), "run scripts/bootstrap to build \(theirs)")
+    try await withProvider(provider) { instance in
+      let ours = "protocol=https\nhost=ours.example:8443\nusername=erin\npassword=from secretctl\n\n"
+      #expect(try git(instance, "approve", ours).status == 0)
+      let readByTheirs = try git(instance, "fill", "protocol=https\nhost=ours.example:8443\n\n", helper: theirs)
+      #expect(readByTheirs.status == 0, "\(readByTheirs.stderrText)")
+      #expect(
+        readByTheirs.stdoutText.contains("username=erin\npassword=from secretctl\n"), "\(readByTheirs.stdoutText)")
+
+      let theirsStored = "protocol=https\nhost=theirs.example\nusername=frank\npassword=from libsecret\n\n"
+      #expect(try git(instance, "approve", theirsStored, helper: theirs).status == 0)
+      let readByOurs = try git(instance, "fill", "protocol=https\nhost=theirs.example\n\n")
+      #expect(readByOurs.status == 0, "\(readByOurs.stderrText)")
+      #expect(readByOurs.stdoutText.contains("username=frank\npassword=from libsecret\n"), "\(readByOurs.stdoutText)")
+
+      #expect(try git(instance, "reject", "protocol=https\nhost=theirs.example\nusername=frank\n\n").status == 0)
+      let afterErase = try instance.run(
+        Self.libsecretHelper, ["get"], input: Array("protocol=https\nhost=theirs.example\n\n".utf8))
+      #expect(afterErase.status == 0 && afterErase.stdout.isEmpty, "\(afterErase.stdoutText)")
     }
   }
 }

@@ -8,7 +8,7 @@ import Testing
 struct CallerCheckTests {
   @Test(
     "another user's client is refused everything, even introspection, with one log line per connection; the owner is still served",
-    .enabled(if: getuid() == 0, "running a client as another user needs root"))
+    .needsRoot("running a client as another user needs root"))
   func anotherUserIsRefused() async throws {
     let daemon = try StandaloneSecretd()
     let nobody = StandaloneSecretd.nobody

@@ -35,6 +35,58 @@ struct CommandLineTests {
     }
   }
 
+  @Test("the log has one line per lifecycle event and never a secret, whatever the calls carried")
+  func logNeverHoldsASecret() throws {
+    let daemon = try StandaloneSecretd(["--max-secret-size", "64"])
+    let secret = "logged-secret-" + randomToken(24)
+    let oversized = "oversized-secret-" + randomToken(64)
+    #expect(try daemon.run("secret-tool", ["store", "--label=l", "service", "log"], input: secret).status == 0)
+    #expect(try daemon.run("secret-tool", ["lookup", "service", "log"]).stdoutText == secret)
+    #expect(try daemon.run("secret-tool", ["store", "--label=l", "service", "big"], input: oversized).status != 0)
+    #expect(try daemon.run("secret-tool", ["clear", "service", "log"]).status == 0)
+    let client = try RawClient(address: daemon.bus.address)
+    let created = try client.call(
+      ObjectPaths.root, Interfaces.service, "CreateCollection", .tuple([.array(elementType: "{sv}", []), .string("")]))
+    let collection = try #require(created.child(0)?.string)
+    try client.call(collection, Interfaces.collection, "Delete", .tuple([]))
+    #expect(daemon.stop() == 0)
+    let lines = daemon.logText.split(separator: "\n")
+    // Positive control: the log was captured, with the lifecycle events of this run.
+    #expect(lines.contains { $0.contains("\(collection) created") }, "\(daemon.logText)")
+    #expect(lines.contains { $0.contains("\(collection) deleted") }, "\(daemon.logText)")
+    #expect(lines.contains { $0.contains("SIGTERM received") }, "\(daemon.logText)")
+    #expect(lines.allSatisfy { $0.hasPrefix("secretd: ") }, "\(daemon.logText)")
+    #expect(!daemon.logText.contains(secret) && !daemon.logText.contains(oversized))
+  }
+
+  @Test("every limit flag, set low, is answered with LimitsExceeded naming that flag", arguments: Limit.allCases)
+  func everyLimitFlagNamesItself(limit: Limit) async throws {
+    try await withProvider(.secretd) { (instance) async throws in
+      let name = "org.example.secretd.limit\(Limit.allCases.firstIndex(of: limit) ?? 0)"
+      let limited = try startSecretd(on: instance, busName: name, [limit.flag, LimitProbe.setting(limit)])
+      defer { limited.stop() }
+      let client = try RawClient(address: instance.busAddress, destination: name)
+      let session = try client.openPlainSession()
+      if limit == .sessions {
+        // Not a refusal: past the limit the least recently used session closes.
+        _ = try client.openPlainSession()
+        _ = try client.openPlainSession()
+        #expect(client.errorName(session, Interfaces.session, "Close", .tuple([])) != nil, "the first session closed")
+        return
+      }
+      var refusal: GLibError?
+      for attempt in 0..<8 where refusal == nil {
+        do throws(GLibError) {
+          try LimitProbe.exceed(limit, client: client, session: session, attempt: attempt)
+        } catch { refusal = error }
+      }
+      let error = try #require(refusal, "\(limit.flag) never refused a call; log: \(limited.stderrText)")
+      #expect(error.remoteName == "org.freedesktop.DBus.Error.LimitsExceeded", "\(error.message)")
+      #expect(error.message.contains(limit.flag), "\(error.message)")
+      #expect(limited.process.isRunning)
+    }
+  }
+
   @Test("limit flags: --max-items answered with an error naming it")
   func limitFlags() async throws {
     try await withProvider(.secretd) { (instance) async throws in
@@ -55,6 +107,48 @@ struct CommandLineTests {
         #expect(error.message.contains("--max-items"), "\(context)")
       }
       #expect(limited.stop() == 0, "\(limited.stderrText)")
+    }
+  }
+}
+
+/// For each limit: a low setting, and calls that pass it within a few attempts.
+enum LimitProbe {
+  static func setting(_ limit: Limit) -> String {
+    switch limit {
+    case .secretSize, .attributeLength: "8"
+    case .replySize, .memory: "256"
+    default: "2"
+    }
+  }
+
+  static func exceed(_ limit: Limit, client: RawClient, session: String, attempt: Int) throws(GLibError) {
+    let attributes = ["n": "\(attempt)"]
+    switch limit {
+    case .secretSize:
+      try client.createPlainItem(session: session, attributes: attributes, secret: Array("123456789".utf8))
+    case .attributes:
+      try client.createPlainItem(session: session, attributes: ["a": "1", "b": "2", "c": "3"], secret: [1])
+    case .attributeLength: try client.createPlainItem(session: session, attributes: ["n": "123456789"], secret: [1])
+    case .items, .sessions: try client.createPlainItem(session: session, attributes: attributes, secret: [1])
+    case .memory:
+      try client.createPlainItem(session: session, attributes: attributes, secret: Array(repeating: 7, count: 100))
+    case .collections:
+      _ = try client.call(
+        ObjectPaths.root, Interfaces.service, "CreateCollection",
+        .tuple([.array(elementType: "{sv}", []), .string("")]))
+    case .aliases:
+      _ = try client.call(
+        ObjectPaths.root, Interfaces.service, "SetAlias",
+        .tuple([.string("alias\(attempt)"), .objectPath(ObjectPaths.collection("session"))]))
+    case .pathsPerCall:
+      let item = try client.createPlainItem(session: session, attributes: attributes, secret: [1])
+      _ = try client.call(
+        ObjectPaths.root, Interfaces.service, "GetSecrets",
+        .tuple([.objectPaths([item, item + "x", item + "y"]), .objectPath(session)]))
+    case .replySize:
+      let item = try client.createPlainItem(
+        session: session, attributes: attributes, secret: Array(repeating: 7, count: 1000))
+      _ = try client.call(item, Interfaces.item, "GetSecret", .tuple([.objectPath(session)]))
     }
   }
 }

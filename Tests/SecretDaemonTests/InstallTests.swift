@@ -11,7 +11,7 @@ struct InstallTests {
 
   @Test(
     "under a real systemd user manager the unit starts on a client's first call, runs sandboxed, stops and starts, and falls back where user namespaces are forbidden",
-    .enabled(if: getuid() == 0, "booting a container with systemd needs root"))
+    .needsRoot("booting a container with systemd needs root"))
   func underARealUserManager() async throws {
     let script = Self.packageRoot.appending(path: "scripts/check-unit-in-container").path
     let run = try await onOwnThread {

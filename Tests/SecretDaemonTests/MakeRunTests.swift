@@ -50,9 +50,26 @@ struct MakeRunTests {
       "secret-tool", ["lookup", "service", "run", "account", "a"], environment: client, in: folder)
     #expect(lookup.stdoutText == "pasted")
 
+    // Positive control: while it serves, the bus and secretd are found by the folder they name.
+    let serving = processes(mentioning: folder.path)
+    #expect(serving.count == 2, "dbus-daemon and secretd: \(serving)")
     run.signal(SIGTERM)
     #expect(run.wait() == 0)
+    try await withDeadline(seconds: 10, "no dbus-daemon or secretd left") {
+      while !processes(mentioning: folder.path).isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+    }
     #expect(
       try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("secretd-bus") }.isEmpty)
+  }
+}
+
+/// The processes whose command line names `text`, such as a bus's folder.
+private func processes(mentioning text: String) -> [String] {
+  let own = String(getpid())
+  let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+  return pids.filter { $0.allSatisfy(\.isNumber) && $0 != own }.compactMap { pid in
+    guard let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
+    let commandLine = String(decoding: raw.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+    return commandLine.contains(text) ? "\(pid): \(commandLine)" : nil
   }
 }

@@ -77,7 +77,7 @@ struct MemoryBudgetTests {
 
   @Test(
     "where memory cannot be locked a secret is refused, naming LimitMEMLOCK; --allow-unlocked-memory keeps it and says so",
-    .enabled(if: getuid() == 0, "RLIMIT_MEMLOCK binds only a user without CAP_IPC_LOCK: secretd runs as nobody"))
+    .needsRoot("RLIMIT_MEMLOCK binds only a user without CAP_IPC_LOCK: secretd runs as nobody"))
   func lockingFails() async throws {
     let nobody = StandaloneSecretd.nobody
     let strict = try StandaloneSecretd(["--max-memory", "1M"], user: nobody, lockedMemory: 16 << 10)

@@ -75,12 +75,20 @@ struct SecretToolTests {
       // Every session is closed once its secret-tool has left the bus (the daemon hears of that
       // through NameOwnerChanged, so it may come a moment after the last lookup returned).
       let address = instance.busAddress
-      try await eventually("every session closed") {
-        let client = try RawClient(address: address)
-        let introspection = try client.call(
-          "/org/freedesktop/secrets/session", "org.freedesktop.DBus.Introspectable", "Introspect", .tuple([]))
-        return !(introspection.child(0)?.string ?? "").contains("<node name=")
-      }
+      try await eventually("every session closed") { try openSessions(address: address).isEmpty }
+      // Positive control: a session whose client is still connected is listed.
+      let holder = try RawClient(address: address)
+      let held = try holder.openPlainSession()
+      #expect(try openSessions(address: address) == [String(held.split(separator: "/").last ?? "")])
+    }
+  }
+
+  /// The sessions secretd lists under its session folder, by name.
+  private func openSessions(address: String) throws -> [String] {
+    let introspection = try RawClient(address: address).call(
+      "/org/freedesktop/secrets/session", "org.freedesktop.DBus.Introspectable", "Introspect", .tuple([]))
+    return (introspection.child(0)?.string ?? "").components(separatedBy: "<node name=\"").dropFirst().map {
+      String($0.prefix { $0 != "\"" })
     }
   }
 }

@@ -2,6 +2,8 @@ public import Foundation
 
 /// What a finished subprocess left behind.
 public struct ProcessOutput: Sendable {
+  /// The process id it ran under: a program that `exec`s keeps it.
+  public var pid: pid_t
   public var status: Int32
   public var stdout: [UInt8]
   public var stderr: [UInt8]
@@ -33,7 +35,7 @@ public func runProcess(
     stdin: descriptors[0], stdout: descriptors[1], stderr: descriptors[2])
   let status = child.wait()
   return ProcessOutput(
-    status: status,
+    pid: child.pid, status: status,
     stdout: Array(try Data(contentsOf: URL(filePath: paths[1]))),
     stderr: Array(try Data(contentsOf: URL(filePath: paths[2]))))
 }
