@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Measurements of one quantity over several rounds: printed as the median and the
 /// interquartile range, so one noisy round neither makes nor breaks a figure.

@@ -1,5 +1,5 @@
 import Foundation
-public import SharedState
+import SharedState
 
 /// One Secret Service item as a ``PersistentStore``: read and written with exactly the
 /// attributes `service` and `account`, undecodable bytes kept in a backup item beside it,

@@ -1,6 +1,6 @@
 // Reading another process's memory and state, as root may: for tests and comparisons that look
 // for secrets left behind.
-public import Foundation
+import Foundation
 
 /// Whether `needle` occurs in any readable mapping of process `pid` (root reads /proc/PID/mem
 /// even when the process is not dumpable, thanks to CAP_SYS_PTRACE).

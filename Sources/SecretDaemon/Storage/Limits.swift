@@ -106,3 +106,29 @@ package enum Limit: String, CaseIterable, Sendable {
     }
   }
 }
+
+/// The checks the store makes before it takes anything in.
+extension Limits {
+  func checkText(_ text: String) throws(StoreError) {
+    let length = text.utf8.count
+    if length > maxAttributeLength {
+      throw .limitExceeded(.attributeLength, actual: length, maximum: maxAttributeLength)
+    }
+  }
+
+  func checkAttributes(_ attributes: [String: String]) throws(StoreError) {
+    if attributes.count > maxAttributes {
+      throw .limitExceeded(.attributes, actual: attributes.count, maximum: maxAttributes)
+    }
+    for (name, value) in attributes {
+      try checkText(name)
+      try checkText(value)
+    }
+  }
+
+  func checkSecret(_ secret: SecureBuffer) throws(StoreError) {
+    if secret.count > maxSecretSize {
+      throw .limitExceeded(.secretSize, actual: secret.count, maximum: maxSecretSize)
+    }
+  }
+}

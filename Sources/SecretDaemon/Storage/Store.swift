@@ -1,4 +1,4 @@
-// The in-memory store: collections, items, aliases, bounds and expiry. Knows nothing of D-Bus.
+// The in-memory store: collections, items, aliases, memory use and expiry. Knows nothing of D-Bus.
 
 /// Why the store refused a request.
 enum StoreError: Error, Equatable {
@@ -8,24 +8,6 @@ enum StoreError: Error, Equatable {
   case limitExceeded(Limit, actual: Int, maximum: Int)
   case invalidExpiry(attribute: String, value: String)
   case invalidName(String)
-}
-
-/// An item's properties at one moment, for the signals that announce a change.
-struct ItemSnapshot: Equatable, Sendable {
-  let label: String
-  let attributes: [String: String]
-  let type: String
-  let modified: UInt64
-}
-
-/// What changed, with what the D-Bus layer needs to announce it, captured when it changed.
-enum StoreEvent: Equatable, Sendable {
-  case collectionCreated(String, collections: [String])
-  case collectionDeleted(String, collections: [String])
-  case collectionChanged(String, label: String, locked: Bool)
-  case itemCreated(ItemReference)
-  case itemDeleted(ItemReference)
-  case itemChanged(ItemReference, ItemSnapshot)
 }
 
 /// A reference to one item. Item numbers are unique across the store and never reused, so an
@@ -85,7 +67,7 @@ final class Store {
 
   /// Creates a collection, or returns the one `alias` already names.
   func createCollection(label: String, alias: String) throws(StoreError) -> String {
-    try checkText(label)
+    try limits.checkText(label)
     if !alias.isEmpty {
       guard Self.isValidName(alias) else { throw .invalidName(alias) }
       if let existing = aliases[alias], collections[existing] != nil { return existing }
@@ -130,7 +112,7 @@ final class Store {
   }
 
   func setCollectionLabel(_ name: String, _ label: String) throws(StoreError) {
-    try checkText(label)
+    try limits.checkText(label)
     let collection = try collection(name)
     try reserve(label.utf8.count - collection.label.utf8.count)
     collection.label = label
@@ -205,11 +187,11 @@ final class Store {
   ) throws(StoreError) -> (item: Int, replaced: Bool) {
     let collection = try collection(name)
     if collection.locked { throw .locked(collection: name) }
-    try checkText(label)
-    try checkText(type)
-    try checkText(contentType)
-    try checkAttributes(attributes)
-    try checkSecret(secret)
+    try limits.checkText(label)
+    try limits.checkText(type)
+    try limits.checkText(contentType)
+    try limits.checkAttributes(attributes)
+    try limits.checkSecret(secret)
     let expiry = try expiry(for: attributes)
     let cost =
       secret.count + label.utf8.count + type.utf8.count + contentType.utf8.count + StoredItem.cost(of: attributes)
@@ -266,8 +248,8 @@ final class Store {
 
   func setSecret(_ reference: ItemReference, _ secret: SecureBuffer, contentType: String) throws(StoreError) {
     try change(reference) { item throws(StoreError) in
-      try checkSecret(secret)
-      try checkText(contentType)
+      try limits.checkSecret(secret)
+      try limits.checkText(contentType)
       try reserve(secret.count - item.secret.count + contentType.utf8.count - item.contentType.utf8.count)
       item.secret = secret
       item.contentType = contentType
@@ -276,7 +258,7 @@ final class Store {
 
   func setLabel(_ reference: ItemReference, _ label: String) throws(StoreError) {
     try change(reference) { item throws(StoreError) in
-      try checkText(label)
+      try limits.checkText(label)
       try reserve(label.utf8.count - item.label.utf8.count)
       item.label = label
     }
@@ -284,7 +266,7 @@ final class Store {
 
   func setType(_ reference: ItemReference, _ type: String) throws(StoreError) {
     try change(reference) { item throws(StoreError) in
-      try checkText(type)
+      try limits.checkText(type)
       try reserve(type.utf8.count - item.type.utf8.count)
       item.type = type
     }
@@ -292,7 +274,7 @@ final class Store {
 
   func setAttributes(_ reference: ItemReference, _ attributes: [String: String]) throws(StoreError) {
     try change(reference) { item throws(StoreError) in
-      try checkAttributes(attributes)
+      try limits.checkAttributes(attributes)
       let expiry = try expiry(for: attributes)
       let collection = try collection(reference.collection)
       try reserve(StoredItem.cost(of: attributes) - StoredItem.cost(of: item.attributes))
@@ -377,7 +359,7 @@ final class Store {
     return defaultTTL.map { now + $0 }
   }
 
-  // MARK: Bounds
+  // MARK: Memory
 
   /// Counts `bytes` more (or fewer, when negative) against the memory budget.
   private func reserve(_ bytes: Int) throws(StoreError) {
@@ -389,29 +371,6 @@ final class Store {
 
   /// Checks a search query's size before any work is done for it.
   func checkQuery(_ attributes: [String: String]) throws(StoreError) {
-    try checkAttributes(attributes)
-  }
-
-  private func checkText(_ text: String) throws(StoreError) {
-    let length = text.utf8.count
-    if length > limits.maxAttributeLength {
-      throw .limitExceeded(.attributeLength, actual: length, maximum: limits.maxAttributeLength)
-    }
-  }
-
-  private func checkAttributes(_ attributes: [String: String]) throws(StoreError) {
-    if attributes.count > limits.maxAttributes {
-      throw .limitExceeded(.attributes, actual: attributes.count, maximum: limits.maxAttributes)
-    }
-    for (name, value) in attributes {
-      try checkText(name)
-      try checkText(value)
-    }
-  }
-
-  private func checkSecret(_ secret: SecureBuffer) throws(StoreError) {
-    if secret.count > limits.maxSecretSize {
-      throw .limitExceeded(.secretSize, actual: secret.count, maximum: limits.maxSecretSize)
-    }
+    try limits.checkAttributes(attributes)
   }
 }

@@ -1,0 +1,53 @@
+// A store's change watch, begun when the first subscriber arrives and retried after a failure.
+import Synchronization
+
+/// A value's watch on its store. When it cannot start yet (a folder not made, a service down),
+/// it is tried again each time the value next reaches the store.
+final class StoreWatch: Sendable {
+  private struct State {
+    var onChange: (@Sendable () -> Void)?
+    var subscription: SharedSubscription?
+    /// Watching failed for good; it was reported once.
+    var failed = false
+  }
+
+  private let state = Mutex(State())
+  private let start: @Sendable (_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription?
+  private let describe: @Sendable () -> String
+  private let reportIssue: @Sendable (String) -> Void
+
+  init<Store: PersistentStore>(store: Store, reportIssue: @escaping @Sendable (String) -> Void) {
+    start = { try store.watch($0) }
+    describe = { String(describing: store) }
+    self.reportIssue = reportIssue
+  }
+
+  /// Starts watching, or waits for the next chance.
+  func begin(onChange: @escaping @Sendable () -> Void) {
+    state.withLock { $0.onChange = onChange }
+    retryIfNeeded()
+  }
+
+  /// Starts the watch if one is wanted and not running.
+  func retryIfNeeded() {
+    let failure = state.withLock { state -> (any Error)? in
+      guard let onChange = state.onChange, state.subscription == nil, !state.failed else { return nil }
+      do {
+        state.subscription = try start(onChange)
+        return nil
+      } catch {
+        state.failed = true
+        return error
+      }
+    }
+    if let failure { reportIssue("Changes to \(describe()) made elsewhere will not be seen: \(failure)") }
+  }
+
+  func end() {
+    let subscription = state.withLock { state in
+      state.onChange = nil
+      return state.subscription.take()
+    }
+    subscription?.cancel()
+  }
+}
