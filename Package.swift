@@ -79,6 +79,8 @@ let package = Package(
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "login-example", dependencies: ["Secrets"], path: "Examples/LoginExample", swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "account-picker", dependencies: ["Secrets"], path: "Examples/AccountPicker", swiftSettings: swiftSettings),
 
     // Benchmarks (`make bench`).
     .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport", swiftSettings: swiftSettings),

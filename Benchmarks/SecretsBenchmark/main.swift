@@ -1,7 +1,9 @@
 // SecretKey figures, against secretd and gnome-keyring on private buses:
 // - writes reaching the provider for 10,000 mutations inside one window (the limit is 1);
 // - latency of an explicit save() against one plain SecretClient write of the same bytes;
-// - how long a change written by another connection takes to reach a subscribed value.
+// - how long a change written by another connection takes to reach a subscribed value;
+// - a live query (.secretItems): how long an outside write takes to reach its list, and how many
+//   searches a burst of 1,000 writes costs.
 // Latencies are medians with interquartile ranges; save() and the plain write alternate, which
 // goes first rotating, and their ratio is taken pair by pair.
 import BenchmarkSupport
@@ -10,18 +12,22 @@ import SecretTestSupport
 import Secrets
 import Synchronization
 
-final class WriteCount: Sendable {
+final class CallCount: Sendable {
   private let count = Mutex(0)
   var value: Int { count.withLock { $0 } }
   func increment() { count.withLock { $0 += 1 } }
 }
 
-/// Wraps a storage to count the writes that reach it.
-func counting(_ storage: SecretStorage, _ writes: WriteCount) -> SecretStorage {
+/// Wraps a storage to count the writes and searches that reach it.
+func counting(_ storage: SecretStorage, writes: CallCount, searches: CallCount) -> SecretStorage {
   var counted = storage
   counted.write = { address, bytes in
     writes.increment()
     try storage.write(address, bytes)
+  }
+  counted.search = { attributes, collection, includeSecrets in
+    searches.increment()
+    return try storage.search(attributes, collection, includeSecrets)
   }
   return counted
 }
@@ -33,9 +39,10 @@ func milliseconds(_ duration: Duration) -> Double {
 func measure(_ provider: Provider) async throws {
   try await withProvider(provider) { instance in
     let client = instance.client()
-    let writes = WriteCount()
+    let writes = CallCount()
+    let searches = CallCount()
     var environment = SharedEnvironment.live
-    environment.secretStorage = counting(SecretStorage.secretService(client), writes)
+    environment.secretStorage = counting(SecretStorage.secretService(client), writes: writes, searches: searches)
     try await environment.withValue {
       // 1. Batching.
       let counter = Shared<Int>(wrappedValue: 0, .secret(service: "bench", account: "batch"))
@@ -86,6 +93,37 @@ func measure(_ provider: Provider) async throws {
           } * 1e3)
       }
       print("  a change by another connection reaches the value in \(latencies.formatted(2)) ms")
+
+      // 4. A live query over the session collection (default 50 ms refresh window).
+      let query = SharedReader(.secretItems(matching: ["service": "bench-query"], in: .session))
+      var queryLatencies = Samples()
+      for change in 1...30 {
+        // Past the window the last change opened: each write is a lone change.
+        try await Task.sleep(for: .milliseconds(80))
+        var lists = query.values.makeAsyncIterator()
+        queryLatencies.append(
+          try await secondsAwaiting {
+            try await other.write(
+              SecretValue("\(change)"), attributes: ["service": "bench-query", "account": "\(change)"], label: "q",
+              in: .session)
+            while let list = await lists.next(), list.count != change {}
+          } * 1e3)
+      }
+      print("  .secretItems: a lone outside write reaches the list in \(queryLatencies.formatted(2)) ms")
+      let searchesBefore = searches.value
+      let burst = try await secondsAwaiting {
+        for index in 0..<1000 {
+          try await other.write(
+            SecretValue("b"), attributes: ["service": "bench-query", "account": "burst \(index)"], label: "q",
+            in: .session)
+        }
+      }
+      var lists = query.values.makeAsyncIterator()
+      while let list = await lists.next(), list.count != 1030 {}
+      print(
+        String(
+          format: "  .secretItems: a burst of 1,000 writes (%.2f s) cost %d searches", burst,
+          searches.value - searchesBefore))
     }
   }
 }

@@ -18,7 +18,7 @@ struct SecretItemStore: PersistentStore {
   /// A provider that cannot be reached now is watched once it answers again.
   func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? {
     do {
-      return try storage.watch(address, onChange)
+      return try storage.watch(address.collection, onChange)
     } catch SecretError.serviceUnavailable {
       return nil
     }
@@ -44,6 +44,14 @@ enum SecretJSON {
     } catch {
       throw SecretKeyError.undecodable(address, reason: reason(error))
     }
+  }
+
+  /// The value of an item a query found, or why it is not one.
+  static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], path: String) -> Result<
+    Value, SecretKeyError
+  > {
+    Result { try JSONDecoder().decode(Value.self, from: Data(bytes)) }
+      .mapError { .undecodableItem(path: path, reason: reason($0)) }
   }
 
   /// Why the bytes did not decode, naming only the declared type's fields: JSONDecoder's own

@@ -22,12 +22,22 @@ extension SecretStorage {
           SecretValue(bytes: bytes), attributes: address.attributes.merging(["backup": stamp]) { $1 },
           label: "Backup of undecodable \(address.label), \(stamp)", in: address.collection, exactly: true)
       },
-      watch: { address, onChange in
-        let changes = try client.changes(in: address.collection)
+      watch: { collection, onChange in
+        let changes = try client.changes(in: collection)
         let task = Task.detached {
           for await _ in changes { onChange() }
         }
         return SharedSubscription { task.cancel() }
+      },
+      search: { attributes, collection, includeSecrets in
+        try client.search(attributes, includeSecrets: includeSecrets, in: collection).map { found in
+          FoundItem(
+            item: SecretItemInfo(
+              path: found.path, label: found.label, attributes: found.attributes,
+              collectionPath: found.collectionPath, isLocked: found.isLocked, created: found.created,
+              modified: found.modified),
+            secret: found.secret?.bytes)
+        }
       }
     )
   }

@@ -28,9 +28,12 @@ public struct SecretStorage: Sendable {
   public var delete: @Sendable (SecretItemAddress) throws -> Void
   /// Keeps `bytes` in a backup item beside the item: same attributes plus `backup` = `stamp`.
   public var backup: @Sendable (SecretItemAddress, [UInt8], _ stamp: String) throws -> Void
-  /// Calls `onChange` whenever an item of the address's collection may have changed.
-  public var watch:
-    @Sendable (SecretItemAddress, _ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription
+  /// Calls `onChange` whenever an item of the collection may have changed.
+  public var watch: @Sendable (CollectionID, _ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription
+  /// The items of a collection whose attributes include the given ones (all when empty), with
+  /// their secrets when asked for: what live queries read.
+  public var search:
+    @Sendable (_ attributes: [String: String], CollectionID, _ includeSecrets: Bool) throws -> [FoundItem]
   /// Tells stores apart: keys share a value only when they use the same store.
   let identity = StoreIdentity()
   /// Whether this is ``inMemory()``: change notices and last writes then happen at once.
@@ -45,22 +48,43 @@ public struct SecretStorage: Sendable {
   ///   - delete: Deletes the item if it exists.
   ///   - backup: Keeps bytes that did not decode in a backup item; the `String` is a UTC time
   ///     stamp that tells backups apart.
-  ///   - watch: Calls its handler whenever an item of the address's collection may have
-  ///     changed, until the returned subscription is cancelled. Throwing
-  ///     `SecretError.serviceUnavailable` means "not now": the key tries again after its next
-  ///     successful read or write; any other error stops watching for good.
+  ///   - watch: Calls its handler whenever an item of the collection may have changed, until
+  ///     the returned subscription is cancelled. Throwing `SecretError.serviceUnavailable` means
+  ///     "not now": the key tries again after its next successful read, write or search; any
+  ///     other error stops watching for good.
+  ///   - search: Returns the collection's items whose attributes include the given ones, with
+  ///     their secrets when the `Bool` is set (locked items without). Without it, live queries
+  ///     fail with ``SecretKeyError/searchUnsupported``.
   public init(
     read: @escaping @Sendable (SecretItemAddress) throws -> [UInt8]?,
     write: @escaping @Sendable (SecretItemAddress, [UInt8]) throws -> Void,
     delete: @escaping @Sendable (SecretItemAddress) throws -> Void,
     backup: @escaping @Sendable (SecretItemAddress, [UInt8], String) throws -> Void,
-    watch: @escaping @Sendable (SecretItemAddress, @escaping @Sendable () -> Void) throws -> SharedSubscription
+    watch: @escaping @Sendable (CollectionID, @escaping @Sendable () -> Void) throws -> SharedSubscription,
+    search: @escaping @Sendable ([String: String], CollectionID, Bool) throws -> [FoundItem] = { _, _, _ in
+      throw SecretKeyError.searchUnsupported
+    }
   ) {
     self.read = read
     self.write = write
     self.delete = delete
     self.backup = backup
     self.watch = watch
+    self.search = search
+  }
+
+  /// One item a search found.
+  public struct FoundItem: Hashable, Sendable {
+    /// The item's description.
+    public var item: SecretItemInfo
+    /// Its secret, when the search asked for secrets and the item is unlocked.
+    public var secret: [UInt8]?
+
+    /// A found item from its parts.
+    public init(item: SecretItemInfo, secret: [UInt8]?) {
+      self.item = item
+      self.secret = secret
+    }
   }
 }
 

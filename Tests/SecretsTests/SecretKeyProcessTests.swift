@@ -75,6 +75,37 @@ struct SecretKeyProcessTests {
   }
 }
 
+@Suite("The README's account picker")
+struct AccountPickerExampleTests {
+  @Test(arguments: Provider.all)
+  func theListFollowsAccountsAddedAndRemovedByOtherProcesses(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let example = try builtExecutable("account-picker").path
+      try instance.store("picker.example", "alice", "a")
+      #expect(
+        try instance.run(example, ["picker.example", "--once"]).stdoutText
+          == "accounts for picker.example:\n  1. alice\n")
+      let output = instance.bus.directory.appending(path: "picker-\(UUID().uuidString)")
+      let file = open(output.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+      let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+      defer { [file, null].forEach { close($0) } }
+      let picker = try ChildProcess(
+        URL(filePath: example), ["picker.example"], environment: instance.environment, stdin: null, stdout: file,
+        stderr: null)
+      defer {
+        picker.signal(SIGTERM)
+        picker.wait()
+      }
+      @Sendable func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+      try await eventually("the first list") { printed().hasSuffix("  1. alice\n") }
+      try instance.store("picker.example", "bob", "b")
+      try await eventually("bob added") { printed().hasSuffix("  1. alice\n  2. bob\n") }
+      _ = try instance.run("secret-tool", ["clear", "service", "picker.example", "account", "alice"])
+      try await eventually("alice removed") { printed().hasSuffix("accounts for picker.example:\n  1. bob\n") }
+    }
+  }
+}
+
 @Suite("The README's SharedState example")
 struct SharedStateExampleTests {
   @Test func settingsSurviveTheProcessAndInMemoryValuesDoNot() throws {
