@@ -18,7 +18,8 @@ enum Common {
 let commandTable: [CommandSpec] = [
   ItemCommands.get, ItemCommands.set, ItemCommands.delete, ItemCommands.search,
   CollectionCommands.lock, CollectionCommands.unlock, CollectionCommands.status,
-  ExecCommand.spec, GitCredential.spec, Completion.spec,
+  ReferenceCommands.read, ExecCommand.spec, ReferenceCommands.run, ReferenceCommands.inject, GitCredential.spec,
+  Completion.spec,
 ]
 
 func command(named name: String) -> CommandSpec? {

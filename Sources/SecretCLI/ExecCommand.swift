@@ -86,7 +86,7 @@ extension ExecCommand.Binding {
     } else {
       service = String(target)
     }
-    guard !service.isEmpty, !variable.contains("=") else {
+    guard !service.isEmpty, EnvironmentName.isValid(variable) else {
       throw .usage("-e \(word) is not VAR=SERVICE[/ACCOUNT]; see `secretctl exec --help`")
     }
   }

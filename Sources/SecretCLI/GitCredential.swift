@@ -26,6 +26,9 @@ enum GitCredential {
     guard input.read(from: console.input, until: endsWithBlankLine) else {
       throw .usage("cannot read the credential from stdin")
     }
+    guard !input.bytes.contains(0) else {
+      throw .usage("the credential git sent holds a NUL byte; nothing was done")
+    }
     var credential = Credential(parsing: input.bytes)
     defer { credential.wipe() }
     let client = console.client()
@@ -58,6 +61,14 @@ enum GitCredential {
     }
     if let user = item.attributes["user"] { credential.username = user }
     credential.takeSecret(secret.bytes)
+    // A value with a line break would add lines of its own to git's protocol (another
+    // password=, quit=1): such a credential is not given to git at all.
+    guard credential.fitsOnProtocolLines else {
+      console.report(
+        "the stored credential \(item.label) holds a newline, carriage return or NUL in its user or secret; "
+          + "it is not given to git (replace it with `git credential reject` and a new login)")
+      return
+    }
     var output = credential.answer()
     defer { wipe(&output) }
     output.withUnsafeBytes { _ = console.write($0) }
@@ -68,6 +79,9 @@ enum GitCredential {
     guard credential.protocol != nil, credential.host != nil || credential.path != nil,
       credential.username != nil, !credential.password.isEmpty
     else { return }
+    guard credential.fitsOnProtocolLines else {
+      throw .usage("the credential holds a carriage return in a value; it was not stored")
+    }
     var attributes = credential.attributes
     attributes["xdg:schema"] = schemaName
     var value = SecretValue(bytes: credential.storedSecret(), contentType: "text/plain")
@@ -203,6 +217,15 @@ struct Credential {
       output.append(UInt8(ascii: "\n"))
     }
     return output
+  }
+
+  /// Whether every value can be given on one line of git's protocol: no newline, carriage
+  /// return or NUL.
+  var fitsOnProtocolLines: Bool {
+    let breaks: [UInt8] = [UInt8(ascii: "\n"), UInt8(ascii: "\r"), 0]
+    let texts = [self.protocol, host, path, username, passwordExpiry].compactMap { $0 }
+    return texts.allSatisfy { !$0.utf8.contains(where: breaks.contains) }
+      && !password.contains(where: breaks.contains) && !oauthRefreshToken.contains(where: breaks.contains)
   }
 
   mutating func wipe() {

@@ -49,7 +49,8 @@ package struct Console: Sendable {
 enum Terminal {
   /// Reads one line from the controlling terminal with echo off, after showing `prompt` there.
   /// The line's newline is not kept. The terminal's settings are restored afterwards, also when
-  /// SIGINT, SIGTERM, SIGHUP or SIGQUIT end us mid-prompt.
+  /// SIGINT, SIGTERM, SIGHUP, SIGQUIT or SIGPIPE end us mid-prompt; Ctrl-Z (SIGTSTP) stops us
+  /// with the terminal as it was, and echo goes off again when we are continued.
   static func readSecret(prompt: String, into buffer: inout SecretBuffer) throws(CLIError) {
     guard let tty = try? FileDescriptor.openControllingTerminal() else {
       throw .usage("no terminal to ask on; pipe the secret on stdin instead (`printf %s \"$TOKEN\" | secretctl set …`)")
@@ -57,7 +58,7 @@ enum Terminal {
     defer { tty.close() }
     if let original = try? tty.terminalAttributes() {
       // Echo goes off before the prompt shows, so nothing typed after seeing it is echoed.
-      try tty.withTerminalAttributes(original.withoutEcho, restoring: original, on: signalsThatEndUs) {
+      try tty.withTerminalAttributes(original.withoutEcho, restoring: original, on: signalsThatEndOrStopUs) {
         () throws(CLIError) in
         try? tty.writeAll(prompt)
         try readLine(from: tty, into: &buffer)
@@ -91,5 +92,7 @@ enum Terminal {
     byte = 0
   }
 
-  private static let signalsThatEndUs: [Signal] = [.interrupt, .terminate, .hangUp, .quit]
+  private static let signalsThatEndOrStopUs: [Signal] = [
+    .interrupt, .terminate, .hangUp, .quit, .brokenPipe, .terminalStop,
+  ]
 }

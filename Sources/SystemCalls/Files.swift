@@ -24,13 +24,16 @@ package enum Files {
   }
 
   /// Replaces a file atomically: writes a temporary file in the same folder, syncs it, keeps
-  /// the permissions of the file it replaces, renames it over the target and syncs the folder.
-  /// Makes missing folders. Wraps open, fchmod, write, fsync, rename.
-  package static func replace(_ path: String, with bytes: [UInt8]) throws(AtomicWriteError) {
+  /// the permissions of the file it replaces (or `permissions`, when given), renames it over the
+  /// target and syncs the folder. Makes missing folders. Wraps open, fchmod, write, fsync, rename.
+  package static func replace(
+    _ path: String, with bytes: [UInt8], permissions: FilePermissions? = nil
+  ) throws(AtomicWriteError) {
     let (directory, name) = split(path)
     do { try makeDirectories(directory) } catch { throw .failed(call: error.call, path: error.path, error.errno) }
     var info = stat()
-    let existingMode: mode_t? = stat(path, &info) == 0 ? info.st_mode & 0o7777 : nil
+    let existingMode: mode_t? =
+      permissions.map { mode_t($0.rawValue) } ?? (stat(path, &info) == 0 ? info.st_mode & 0o7777 : nil)
     let temporary = "\(directory)/.\(name).tmp-\(ProcessID.current)-\(UInt32.random(in: 0...UInt32.max))"
     let file: FileDescriptor
     do {

@@ -83,6 +83,20 @@ package enum Environment {
     getenv(name).map { String(cString: $0) }
   }
 
+  /// Every variable, in the order the environment holds them. Reads environ(7).
+  package static var entries: [(name: String, value: String)] {
+    var entries: [(name: String, value: String)] = []
+    var cursor = environ
+    while let entry = cursor.pointee {
+      let text = String(cString: entry)
+      if let equals = text.firstIndex(of: "=") {
+        entries.append((String(text[..<equals]), String(text[text.index(after: equals)...])))
+      }
+      cursor += 1
+    }
+    return entries
+  }
+
   /// Sets `name` to `value`, replacing any value it had. Wraps setenv(3).
   package static func set(_ name: String, to value: String) throws(Errno) {
     guard setenv(name, value, 1) == 0 else { throw .current }

@@ -38,15 +38,20 @@ extension FileDescriptor {
 
   /// Runs `body` with the terminal set to `changed`, then puts `original` back. When one of
   /// `signals` arrives meanwhile, a handler puts `original` back and the process then ends
-  /// as that signal's default action says; the handlers `signals` had before are restored
-  /// after `body`. Call it from one thread at a time.
+  /// as that signal's default action says; SIGTSTP (Ctrl-Z) among them stops the process with
+  /// `original` in place and sets `changed` again when it is continued. The handlers `signals`
+  /// had before are restored after `body`. Call it from one thread at a time.
   package func withTerminalAttributes<R, E: Error>(
     _ changed: TerminalAttributes, restoring original: TerminalAttributes, on signals: [Signal],
     _ body: () throws(E) -> R
   ) throws(E) -> R {
-    changedTerminal = (self, original)
+    changedTerminal = (self, original, changed)
     let previous = signals.compactMap { signal in
-      (try? signal.handle(with: restoreTerminalAndDie, restartCalls: false)).map { (signal, $0) }
+      let installed =
+        signal == .terminalStop
+        ? try? signal.handle(with: restoreTerminalAndStop, restartCalls: true)
+        : try? signal.handle(with: restoreTerminalAndDie, restartCalls: false)
+      return installed.map { (signal, $0) }
     }
     defer {
       try? setTerminalAttributes(original)
@@ -67,13 +72,32 @@ extension FileDescriptor {
 /// they are removed again (`sigaction` is a system call, which orders the write before any
 /// delivery), and that function runs on one thread at a time; so a handler, on whichever thread
 /// it runs, never sees a write in progress.
-nonisolated(unsafe) private var changedTerminal: (descriptor: FileDescriptor, original: TerminalAttributes)?
+nonisolated(unsafe) private var changedTerminal:
+  (descriptor: FileDescriptor, original: TerminalAttributes, changed: TerminalAttributes)?
 
 /// A C signal handler: put the terminal's settings back, then die of the signal as the process
 /// would have. tcsetattr, signal and raise are async-signal-safe.
 private func restoreTerminalAndDie(_ number: CInt) {
-  if let (descriptor, original) = changedTerminal {
+  if let (descriptor, original, _) = changedTerminal {
     try? descriptor.setTerminalAttributes(original)
   }
   Signal(rawValue: number).raiseWithDefaultAction()
+}
+
+/// A C signal handler for SIGTSTP: put the terminal's settings back and stop as the signal's
+/// default action would, here and now (the signal is unblocked for that); once continued, set
+/// the changed settings again and handle the next stop the same way. tcsetattr, signal,
+/// sigprocmask, raise and sigaction are async-signal-safe.
+private func restoreTerminalAndStop(_ number: CInt) {
+  guard let (descriptor, original, changed) = changedTerminal else { return }
+  try? descriptor.setTerminalAttributes(original)
+  _ = signal(SIGTSTP, SIG_DFL)
+  var stop = sigset_t()
+  sigemptyset(&stop)
+  sigaddset(&stop, SIGTSTP)
+  _ = sigprocmask(SIG_UNBLOCK, &stop, nil)
+  _ = raise(SIGTSTP)
+  // Continued (SIGCONT): the prompt goes on, with echo off again.
+  try? descriptor.setTerminalAttributes(changed)
+  _ = try? Signal.terminalStop.handle(with: restoreTerminalAndStop, restartCalls: true)
 }

@@ -87,7 +87,8 @@ struct ArgumentParserTests {
     #expect(Set(commandTable.map(\.name)).count == commandTable.count)
     #expect(
       commandTable.map(\.name) == [
-        "get", "set", "delete", "search", "lock", "unlock", "status", "exec", "git-credential", "completion",
+        "get", "set", "delete", "search", "lock", "unlock", "status", "read", "exec", "run", "inject",
+        "git-credential", "completion",
       ])
     for spec in commandTable {
       #expect(spec.helpText.contains("Usage: secretctl \(spec.name)"))

@@ -122,4 +122,31 @@ struct GitCredentialTests {
       #expect(afterErase.status == 0 && afterErase.stdout.isEmpty, "\(afterErase.stdoutText)")
     }
   }
+
+  @Test(arguments: Provider.all)
+  func aStoredValueWithALineBreakCannotAddLinesToGitsProtocol(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let request = "protocol=https\nhost=planted.example\n\n"
+      // What git does when the helper has nothing for it: the result the planted item must not change.
+      let baseline = try git(instance, "fill", request)
+      let attributes = ["protocol": "https", "server": "planted.example"]
+      try await instance.client().write(
+        SecretValue("pw\r\nquit=1"), attributes: attributes.merging(["user": "eve\npassword=planted"]) { $1 },
+        label: "planted")
+      let planted = try git(instance, "fill", request)
+      #expect(planted.status == baseline.status, "\(planted.stderrText)")
+      #expect(planted.stdoutText == baseline.stdoutText)
+      #expect(!planted.stdoutText.contains("planted") && !planted.stdoutText.contains("quit"))
+      #expect(planted.stderrText.contains("newline, carriage return or NUL"), "\(planted.stderrText)")
+      // Positive control: an item without line breaks, found the same way, is given to git.
+      try await instance.client().delete(attributes)
+      try await instance.client().write(
+        SecretValue("clean"), attributes: attributes.merging(["user": "eve"]) { $1 }, label: "clean")
+      let clean = try git(instance, "fill", request)
+      #expect(clean.status == 0 && clean.stdoutText.contains("username=eve\npassword=clean\n"))
+      let nul = try secretctl(
+        instance, ["git-credential", "get"], input: "protocol=https\nhost=planted\u{0}.example\n\n")
+      #expect(nul.status == 2 && nul.stdout.isEmpty)
+    }
+  }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import SecretTestSupport
 import Testing
 
@@ -50,4 +51,68 @@ struct TerminalTests {
       #expect(try secretctl(instance, ["get", "scripted", "alice"]).stdoutText == "pa ss")
     }
   }
+
+  /// Runs its arguments as a job in a process group of its own, in the foreground of the
+  /// terminal, as a shell with job control does (so that Ctrl-Z can stop it), printing
+  /// `job PID`; exits with the job's status once it ends.
+  static let jobControl = """
+    import os, signal, sys
+    pid = os.fork()
+    if pid == 0:
+        os.setpgid(0, 0)
+        signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        os.tcsetpgrp(0, os.getpgrp())
+        signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+        os.execv(sys.argv[1], sys.argv[1:])
+    print("job %d" % pid, flush=True)
+    while True:
+        _, status = os.waitpid(pid, os.WUNTRACED)
+        if not os.WIFSTOPPED(status):
+            sys.exit(os.waitstatus_to_exitcode(status))
+    """
+
+  @Test(arguments: Provider.all)
+  func ctrlZAtThePromptStopsWithEchoRestoredAndContinuingTurnsItOffAgain(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let child = try PseudoTerminalChild(
+        "/usr/bin/python3", ["-c", Self.jobControl, try secretctlPath(), "set", "tty", "stopped"],
+        environment: instance.environment)
+      try child.waitFor("Secret for service \"tty\", account \"stopped\": ")
+      let pid = try #require(
+        child.output.split(whereSeparator: \.isNewline).first { $0.hasPrefix("job ") }.flatMap {
+          Int32($0.dropFirst(4))
+        })
+      #expect(!echoIsOn(child.master))
+      kill(pid, SIGTSTP)
+      try await withDeadline(seconds: 10, "secretctl stopped") {
+        while !isStopped(pid) { try await Task.sleep(for: .milliseconds(10)) }
+      }
+      #expect(echoIsOn(child.master), "stopped with echo off")
+      kill(pid, SIGCONT)
+      let master = child.master
+      try await withDeadline(seconds: 10, "echo off again") {
+        while echoIsOn(master) { try await Task.sleep(for: .milliseconds(10)) }
+      }
+      child.type("after-stop\n")
+      try child.waitFor("Again: ")
+      child.type("after-stop\n")
+      #expect(child.wait() == 0)
+      #expect(!child.output.contains("after-stop"), "echoed: \(child.output.debugDescription)")
+      #expect(try secretctl(instance, ["get", "tty", "stopped"]).stdoutText == "after-stop")
+    }
+  }
+}
+
+/// Whether the terminal behind a pseudo-terminal's master echoes (its settings are the slave's).
+private func echoIsOn(_ master: Int32) -> Bool {
+  var settings = termios()
+  return tcgetattr(master, &settings) == 0 && settings.c_lflag & tcflag_t(ECHO) != 0
+}
+
+/// Whether a process is stopped (state T in /proc/PID/stat).
+private func isStopped(_ pid: Int32) -> Bool {
+  guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+    let close = stat.lastIndex(of: ")")
+  else { return false }
+  return stat[close...].dropFirst(2).first == "T"
 }

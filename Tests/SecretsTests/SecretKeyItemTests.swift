@@ -96,9 +96,12 @@ struct PrintedItem: CustomStringConvertible {
 /// Every item with `service`, as `secret-tool search --all --unlock` sees it; `xdg:schema`
 /// (which gnome-keyring adds on its own) left out.
 func secretToolItems(_ instance: ProviderInstance, service: String) throws -> [PrintedItem] {
-  let output = try instance.run("secret-tool", ["search", "--all", "--unlock", "service", service])
+  // secret-tool prints attributes on stderr and the rest on stdout: both go to one file, stdout
+  // line-buffered, so each attribute line follows its item's header.
+  let output = try instance.run(
+    "sh", ["-c", #"stdbuf -oL secret-tool search --all --unlock service "$1" 2>&1"#, "sh", service])
   var items: [PrintedItem] = []
-  for line in (output.stdoutText + output.stderrText).split(separator: "\n") {
+  for line in output.stdoutText.split(separator: "\n") {
     if line.hasPrefix("["), line.hasSuffix("]") {
       items.append(PrintedItem(path: String(line.dropFirst().dropLast())))
       continue

@@ -1,0 +1,110 @@
+// `run --mask`: the command's output passes through secretctl, every resolved secret replaced.
+import SystemCalls
+
+/// Replaces every occurrence of the secrets in a stream of bytes with `<concealed>`. A secret
+/// may arrive split over two reads, so bytes that could begin one wait for the next read.
+struct OutputMask {
+  static let replacement = Array("<concealed>".utf8)
+  private let secrets: [[UInt8]]
+  private var pending: [UInt8] = []
+
+  init(secrets: [[UInt8]]) {
+    // Longest first, so a secret that contains another is replaced whole.
+    self.secrets = secrets.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+  }
+
+  /// The bytes of `chunk` (after those held back) that can be written now, masked.
+  mutating func filter(_ chunk: UnsafeRawBufferPointer) -> [UInt8] {
+    pending.append(contentsOf: chunk)
+    return drain(final: false)
+  }
+
+  /// What is still held back, masked, at the end of the stream.
+  mutating func finish() -> [UInt8] { drain(final: true) }
+
+  private mutating func drain(final: Bool) -> [UInt8] {
+    var output: [UInt8] = []
+    var index = 0
+    scanning: while index < pending.count {
+      let rest = pending[index...]
+      for secret in secrets {
+        if rest.starts(with: secret) {
+          output += Self.replacement
+          index += secret.count
+          continue scanning
+        }
+        if !final, rest.count < secret.count, secret.starts(with: rest) { break scanning }
+      }
+      output.append(pending[index])
+      index += 1
+    }
+    Memory.wipe(&pending, upTo: index)
+    pending.removeFirst(index)
+    return output
+  }
+}
+
+extension Memory {
+  /// Wipes the first `count` bytes of `bytes`, which are about to be dropped.
+  fileprivate static func wipe(_ bytes: inout [UInt8], upTo count: Int) {
+    bytes.withUnsafeMutableBytes { wipe(UnsafeMutableRawBufferPointer(rebasing: $0[0..<count])) }
+  }
+}
+
+/// Runs `command` as a child, its output and errors masked on the way to ours; returns its
+/// exit status. SIGTERM and SIGHUP sent to secretctl are passed on to it; SIGINT and SIGQUIT
+/// from the terminal reach it directly, and secretctl waits for it to end.
+func runMasked(_ command: String, arguments: [String], secrets: [[UInt8]]) throws(Errno) -> ExitStatus {
+  let output = try FileDescriptor.pipe()
+  let errors = try FileDescriptor.pipe()
+  let child: ProcessID
+  do {
+    child = try spawn(command, arguments: arguments, output: output.write, error: errors.write)
+  } catch {
+    [output.read, output.write, errors.read, errors.write].forEach { $0.close() }
+    throw error
+  }
+  output.write.close()
+  errors.write.close()
+  forwardedChild = child
+  for signal in [Signal.terminate, .hangUp] { _ = try? signal.handle(with: forwardToChild) }
+  for signal in [Signal.interrupt, .quit] { _ = try? signal.handle(with: ignoreSignal) }
+  copyMasked([(output.read, .standardOutput), (errors.read, .standardError)], secrets: secrets)
+  return try child.waitForExit()
+}
+
+/// Copies each source to its destination, masked, until every source ends. Wraps poll(2).
+private func copyMasked(_ streams: [(FileDescriptor, FileDescriptor)], secrets: [[UInt8]]) {
+  var masks = streams.map { _ in OutputMask(secrets: secrets) }
+  var open = streams.map { _ in true }
+  var buffer = [UInt8](repeating: 0, count: 1 << 16)
+  defer { buffer.withUnsafeMutableBytes { Memory.wipe($0) } }
+  while open.contains(true) {
+    guard let ready = try? FileDescriptor.poll(streams.indices.filter { open[$0] }.map { streams[$0].0 }) else { break }
+    for index in streams.indices where open[index] && ready.contains(streams[index].0) {
+      let (source, destination) = streams[index]
+      let count = buffer.withUnsafeMutableBytes { (try? source.read(into: $0)) ?? 0 }
+      var masked =
+        count > 0
+        ? buffer.withUnsafeBytes { masks[index].filter(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        : masks[index].finish()
+      masked.withUnsafeBytes { _ = try? destination.writeAll($0) }
+      masked.withUnsafeMutableBytes { Memory.wipe($0) }
+      if count == 0 {
+        open[index] = false
+        source.close()
+      }
+    }
+  }
+}
+
+/// The child signals are passed on to. `nonisolated(unsafe)` is sound: it is written once,
+/// before the handlers that read it are installed (sigaction orders the write before any
+/// delivery), and never again.
+nonisolated(unsafe) private var forwardedChild = ProcessID(rawValue: 0)
+
+private func forwardToChild(_ number: CInt) {
+  try? Signal(rawValue: number).send(to: forwardedChild)
+}
+
+private func ignoreSignal(_ number: CInt) {}

@@ -1,0 +1,216 @@
+// read, run, inject: secrets named by references (secret://SERVICE/ACCOUNT) in the environment,
+// env files and templates, resolved at the last moment.
+import CommandLineSyntax
+import SecretClient
+import SystemCalls
+
+enum ReferenceCommands {
+  static let referenceHelp = """
+    A reference is secret://SERVICE/ACCOUNT, or secret://SERVICE for a secret with no account;
+    parts are percent-encoded (%2F for a / inside one). Parameters after ?, joined by &:
+    collection=NAME looks only in that collection (default, session or an object path);
+    attr.KEY=VALUE also requires another attribute. Example:
+    secret://github.com/alice?collection=session
+    """
+
+  static let read = CommandSpec(
+    "read", summary: "Print the secret a reference names (secret://SERVICE/ACCOUNT).",
+    discussion: """
+      \(referenceHelp)
+      The secret is written as stored; a newline follows only when stdout is a terminal.
+      Exit status: 0 printed, 1 no such secret, 2 malformed reference, 3 Secret Service error.
+      """,
+    arguments: [ArgumentSpec("REFERENCE", "secret://SERVICE/ACCOUNT[?collection=NAME&attr.KEY=VALUE]")]
+  ) { arguments, console throws(CLIError) in
+    guard let text = arguments.argument("REFERENCE") else { throw .usage("missing REFERENCE") }
+    var value = try resolve(try SecretReference(text), console: console)
+    defer { wipe(&value.bytes) }
+    guard value.bytes.withUnsafeBytes({ console.write($0) }) else {
+      throw .service("cannot write the secret to stdout")
+    }
+    if console.outputIsTerminal { console.print("\n") }
+    return .success
+  }
+
+  static let run = CommandSpec(
+    "run", summary: "Run COMMAND with the secrets its environment and env files refer to.",
+    discussion: """
+      Every environment variable whose value is a reference is given its secret: variables
+      secretctl inherits, those of each --env-file (dotenv: NAME=VALUE, export, # comments,
+      'single' and "double" quotes; later files win) and those given with -e (which win over
+      files). Every reference is resolved first: if one is missing, nothing is run. Then
+      secretctl replaces itself with COMMAND (found on PATH), so no parent keeps the secrets.
+      With --mask, secretctl stays COMMAND's parent instead and copies its output and errors
+      with every resolved secret replaced by <concealed> (COMMAND's own output is then a pipe,
+      not the terminal). Options end at COMMAND; `--` may also end them.
+      \(referenceHelp)
+      Exit status: COMMAND's own; 1 a reference matches no secret; 2 usage error (a malformed
+      reference, env file or variable name); 3 Secret Service error; 126 COMMAND cannot be run;
+      127 COMMAND was not found.
+      Example: secretctl run --env-file .env -- ./deploy.sh
+      """,
+    arguments: [
+      ArgumentSpec("COMMAND", "The program to run, found on PATH."),
+      ArgumentSpec("ARG", "Its arguments.", optional: true, variadic: true),
+    ],
+    options: [
+      OptionSpec(
+        "env-file", value: "FILE", repeatable: true, help: "Read NAME=VALUE lines from FILE (dotenv). Repeatable."),
+      OptionSpec(
+        "env", short: "e", value: "NAME=VALUE", repeatable: true,
+        help: "Set NAME to VALUE, a reference or plain text. Repeatable."),
+      OptionSpec("mask", help: "Replace the secrets in COMMAND's output with <concealed>."),
+    ],
+    optionsEndAtFirstPositional: true
+  ) { arguments, console throws(CLIError) in
+    guard let command = arguments.argument("COMMAND") else {
+      throw .usage("missing COMMAND; see `secretctl run --help`")
+    }
+    for entry in try assignments(arguments) {
+      do throws(Errno) { try Environment.set(entry.name, to: entry.value) } catch {
+        throw .usage("cannot set the environment variable \(entry.name)")
+      }
+    }
+    var secrets = try resolveEnvironment(console: console)
+    defer { for index in secrets.indices { wipe(&secrets[index]) } }
+    let argv = [command] + arguments.all("ARG")
+    if arguments.flag("mask") {
+      do throws(Errno) { return try runMasked(command, arguments: argv, secrets: secrets) } catch {
+        console.report("cannot run \(command): \(error)")
+        return error == .noSuchFile || error == .notDirectory ? .commandNotFound : .cannotExecute
+      }
+    }
+    let failure = execute(command, arguments: argv, searchingPath: true)
+    console.report("cannot run \(command): \(failure)")
+    return failure == .noSuchFile || failure == .notDirectory ? .commandNotFound : .cannotExecute
+  }
+
+  static let inject = CommandSpec(
+    "inject", summary: "Fill a template's {{ secret://… }} references with their secrets.",
+    discussion: """
+      Reads the template (-i FILE, or stdin) and writes it (-o FILE, or stdout) with each
+      {{ REFERENCE }} replaced by its secret, as stored; other {{ … }} are left as they are.
+      Every reference is resolved before anything is written: if one is missing, nothing is.
+      The -o file is created with mode 0600 and replaced atomically (written beside it, then
+      renamed), so it never holds half a template.
+      \(referenceHelp)
+      Exit status: 0 written; 1 a reference matches no secret; 2 usage error; 3 Secret Service
+      error.
+      Example: secretctl inject -i config.yml.tpl -o config.yml
+      """,
+    options: [
+      OptionSpec("in-file", short: "i", value: "FILE", help: "The template; stdin when not given."),
+      OptionSpec("out-file", short: "o", value: "FILE", help: "Where to write; stdout when not given."),
+    ]
+  ) { arguments, console throws(CLIError) in
+    let template = try readTemplate(arguments.option("in-file"))
+    var output = try Template.render(template) { reference throws(CLIError) in
+      var value = try resolve(reference, console: console, "; nothing was written")
+      defer { wipe(&value.bytes) }
+      return value.bytes
+    }
+    defer { wipe(&output) }
+    guard let path = arguments.option("out-file") else {
+      guard output.withUnsafeBytes({ console.write($0) }) else { throw .service("cannot write to stdout") }
+      return .success
+    }
+    do throws(AtomicWriteError) {
+      try Files.replace(path, with: output, permissions: FilePermissions(rawValue: 0o600))
+    } catch {
+      throw .service("cannot write \(path): \(error)")
+    }
+    return .success
+  }
+
+  /// The secret `reference` names; a missing one is exit status 1, naming the reference and
+  /// then `consequence`.
+  static func resolve(
+    _ reference: SecretReference, console: Console, _ consequence: String = ""
+  ) throws(CLIError) -> SecretValue {
+    guard let value = try reference.resolve(with: console.client()) else {
+      throw .notFound("no secret for \(reference.text)\(consequence)")
+    }
+    return value
+  }
+
+  /// The variables of every --env-file, then of every -e, in order.
+  private static func assignments(_ arguments: ParsedArguments) throws(CLIError) -> [DotEnv.Entry] {
+    var entries: [DotEnv.Entry] = []
+    for path in arguments.values("env-file") {
+      let bytes: [UInt8]?
+      do throws(FileCallError) { bytes = try Files.read(path) } catch {
+        throw .usage("cannot read the env file \(path): \(error)")
+      }
+      guard let bytes else { throw .usage("no env file \(path)") }
+      entries += try DotEnv.parse(String(decoding: bytes, as: UTF8.self), source: path)
+    }
+    for word in arguments.values("env") {
+      guard let equals = word.firstIndex(of: "="), EnvironmentName.isValid(String(word[..<equals])) else {
+        throw .usage("-e \(word.prefix { $0 != "=" }) is not NAME=VALUE with a valid variable name")
+      }
+      entries.append(DotEnv.Entry(name: String(word[..<equals]), value: String(word[word.index(after: equals)...])))
+    }
+    return entries
+  }
+
+  /// Gives every variable that holds a reference its secret; returns the secrets (for --mask).
+  private static func resolveEnvironment(console: Console) throws(CLIError) -> [[UInt8]] {
+    var secrets: [[UInt8]] = []
+    for (name, value) in Environment.entries where SecretReference.isReference(value) {
+      var secret = try resolve(try SecretReference(value), console: console, " (for \(name)); nothing was run")
+      defer { wipe(&secret.bytes) }
+      guard !secret.bytes.contains(0), secret.isText else {
+        throw .usage("the secret for \(name) is binary (not UTF-8 text without NUL); nothing was run")
+      }
+      let set = secret.bytes.withUnsafeBytes { bytes in
+        Result { () throws(Errno) in try Environment.set(name, to: bytes) }
+      }
+      guard case .success = set else { throw .usage("cannot set the environment variable \(name)") }
+      secrets.append(secret.bytes)
+    }
+    return secrets
+  }
+
+  private static func readTemplate(_ path: String?) throws(CLIError) -> [UInt8] {
+    guard let path else {
+      do throws(Errno) { return try FileDescriptor.standardInput.readAll() } catch {
+        throw .usage("cannot read the template from stdin: \(error)")
+      }
+    }
+    let bytes: [UInt8]?
+    do throws(FileCallError) { bytes = try Files.read(path) } catch { throw .usage("cannot read \(path): \(error)") }
+    guard let bytes else { throw .usage("no template \(path)") }
+    return bytes
+  }
+}
+
+/// `{{ secret://… }}` in a template.
+enum Template {
+  /// The template with every reference replaced; `secret` is asked once per reference.
+  static func render(
+    _ template: [UInt8], secret: (SecretReference) throws(CLIError) -> [UInt8]
+  ) throws(CLIError) -> [UInt8] {
+    var output: [UInt8] = []
+    var rest = template[...]
+    while let open = rest.firstRange(of: Array("{{".utf8)),
+      let close = rest[open.upperBound...].firstRange(of: Array("}}".utf8))
+    {
+      let inner = String(decoding: rest[open.upperBound..<close.lowerBound], as: UTF8.self)
+      let trimmed = inner.trimmingBlanks
+      output += rest[..<open.lowerBound]
+      if SecretReference.isReference(trimmed) {
+        output += try secret(try SecretReference(trimmed))
+      } else {
+        output += rest[open.lowerBound..<close.upperBound]
+      }
+      rest = rest[close.upperBound...]
+    }
+    return output + rest
+  }
+}
+
+extension String {
+  fileprivate var trimmingBlanks: String {
+    String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+  }
+}
