@@ -12,6 +12,13 @@ extension SecretClient {
   public func read(
     _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
   ) throws(SecretError) -> SecretValue? {
+    try readItem(attributes, in: collection, exactly: exactly)?.value
+  }
+
+  /// ``read(_:in:exactly:)``, with the path of the item it read.
+  package func readItem(
+    _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
+  ) throws(SecretError) -> (path: String, value: SecretValue)? {
     try Self.validate(attributes)
     return try withService { service throws(SecretError) in
       let (found, locked) = try Self.itemPaths(attributes, in: collection, on: service)
@@ -21,8 +28,33 @@ extension SecretClient {
         if let lockedPath = locked.first { throw .locked(path: Self.collectionPath(ofItem: lockedPath)) }
         return nil
       }
-      return try service.secret(at: path)
+      return try service.secret(at: path).map { (path, $0) }
     }
+  }
+
+  /// A handle on the item at `path`, to reach it again without a search (making it costs a round trip).
+  package func itemHandle(at path: String) throws(SecretError) -> ItemHandle {
+    try withService { service throws(SecretError) in try ItemHandle(service: service, path: path) }
+  }
+
+  /// The secret of the item `handle` reaches when its attributes are exactly `attributes`;
+  /// nil when the handle no longer speaks for that item (another provider, other attributes)
+  /// or the provider gives no secret (locked). Two round trips.
+  package func secret(of handle: ItemHandle, ifAttributesAre attributes: [String: String]) throws(SecretError)
+    -> SecretValue?
+  {
+    guard try handle.isCurrent({ Self.sameAttributes($0, attributes) }) else { return nil }
+    return try handle.loadSecret()
+  }
+
+  /// Replaces the secret of the item `handle` reaches when its attributes are exactly
+  /// `attributes`; returns false, changing nothing, when they are not. Two round trips.
+  package func replaceSecret(
+    _ value: SecretValue, of handle: ItemHandle, ifAttributesAre attributes: [String: String]
+  ) throws(SecretError) -> Bool {
+    guard try handle.isCurrent({ Self.sameAttributes($0, attributes) }) else { return false }
+    try handle.setSecret(value)
+    return true
   }
 
   /// Stores `value` in the item with these attributes, replacing its secret if it exists.

@@ -15,10 +15,14 @@ struct SecretItemStore: PersistentStore {
   func delete() throws { try storage.delete(address) }
   func keepCopy(of bytes: [UInt8], stamp: String) throws { try storage.backup(address, bytes, stamp) }
 
-  /// A provider that cannot be reached now is watched once it answers again.
+  /// A provider that cannot be reached now is watched once it answers again. A change to
+  /// another item of the collection than the one this address was last found at is ignored.
   func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? {
     do {
-      return try storage.watch(address.collection, onChange)
+      return try storage.watch(address.collection) { [storage, address] itemPath in
+        if let itemPath, let known = storage.knownPath(address), itemPath != known { return }
+        onChange()
+      }
     } catch SecretError.serviceUnavailable {
       return nil
     }

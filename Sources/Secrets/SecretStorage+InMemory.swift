@@ -42,7 +42,7 @@ final class InMemorySecretStore: Sendable {
   private struct State {
     var items: [ItemKey: Item] = [:]
     var nextNumber = 1
-    var watchers: [UInt64: (collection: CollectionID, onChange: @Sendable () -> Void)] = [:]
+    var watchers: [UInt64: (collection: CollectionID, onChange: @Sendable (String?) -> Void)] = [:]
     var nextWatcher: UInt64 = 0
   }
 
@@ -70,7 +70,7 @@ final class InMemorySecretStore: Sendable {
       }
       return state.watchers.values.filter { $0.collection == collection }.map(\.onChange)
     }
-    watchers.forEach { $0() }
+    watchers.forEach { $0(nil) }
   }
 
   /// The collection's items whose attributes include `attributes`.
@@ -92,7 +92,7 @@ final class InMemorySecretStore: Sendable {
     }
   }
 
-  func watch(_ collection: CollectionID, _ onChange: @escaping @Sendable () -> Void) -> SharedSubscription {
+  func watch(_ collection: CollectionID, _ onChange: @escaping @Sendable (String?) -> Void) -> SharedSubscription {
     let id = state.withLock { state in
       state.nextWatcher += 1
       state.watchers[state.nextWatcher] = (collection, onChange)

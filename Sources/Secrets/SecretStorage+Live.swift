@@ -1,20 +1,42 @@
+import Synchronization
+
 extension SecretStorage {
   /// Items of the Secret Service, reached through `client`. Reads, writes and deletes match the
   /// item's attributes exactly, so the backup items beside it are never read or replaced.
   ///
   /// Values are UTF-8 JSON stored as `text/plain`: `secret-tool lookup` refuses to print any
   /// other content type ("secret does not contain a textual password").
+  ///
+  /// Where each item was last found is remembered: later reads and writes go straight to it
+  /// (after checking that its attributes are still exactly the address's) and search again
+  /// only when it has gone.
   public static func secretService(_ client: SecretClient) -> SecretStorage {
-    SecretStorage(
+    let places = ItemPlaces()
+    var storage = SecretStorage(
       read: { address in
-        try client.read(address.attributes, in: address.collection, exactly: true)?.bytes
+        if let handle = places[address],
+          let value = try? client.secret(of: handle, ifAttributesAre: address.attributes)
+        {
+          return value.bytes
+        }
+        places[address] = nil
+        let found = try client.readItem(address.attributes, in: address.collection, exactly: true)
+        places[address] = found.flatMap { try? client.itemHandle(at: $0.path) }
+        return found?.value.bytes
       },
       write: { address, bytes in
+        let value = SecretValue(bytes: bytes, contentType: "text/plain")
+        if let handle = places[address],
+          (try? client.replaceSecret(value, of: handle, ifAttributesAre: address.attributes)) == true
+        {
+          return
+        }
+        places[address] = nil
         try client.write(
-          SecretValue(bytes: bytes, contentType: "text/plain"), attributes: address.attributes,
-          label: address.label, in: address.collection, exactly: true)
+          value, attributes: address.attributes, label: address.label, in: address.collection, exactly: true)
       },
       delete: { address in
+        places[address] = nil
         try client.delete(address.attributes, in: address.collection, exactly: true)
       },
       backup: { address, bytes, stamp in
@@ -25,7 +47,7 @@ extension SecretStorage {
       watch: { collection, onChange in
         let changes = try client.changes(in: collection)
         let task = Task.detached {
-          for await _ in changes { onChange() }
+          for await change in changes { onChange(change.itemPath) }
         }
         return SharedSubscription { task.cancel() }
       },
@@ -40,5 +62,18 @@ extension SecretStorage {
         }
       }
     )
+    storage.knownPath = { places[$0]?.path }
+    return storage
+  }
+}
+
+/// Where items were last found, by address. A remembered item is only a hint: it is used after
+/// its attributes are checked, and forgotten when that fails.
+final class ItemPlaces: Sendable {
+  private let handles = Mutex<[SecretItemAddress: ItemHandle]>([:])
+
+  subscript(address: SecretItemAddress) -> ItemHandle? {
+    get { handles.withLock { $0[address] } }
+    set { handles.withLock { $0[address] = newValue } }
   }
 }

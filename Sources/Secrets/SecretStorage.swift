@@ -28,12 +28,18 @@ public struct SecretStorage: Sendable {
   public var delete: @Sendable (SecretItemAddress) throws -> Void
   /// Keeps `bytes` in a backup item beside the item: same attributes plus `backup` = `stamp`.
   public var backup: @Sendable (SecretItemAddress, [UInt8], _ stamp: String) throws -> Void
-  /// Calls `onChange` whenever an item of the collection may have changed.
-  public var watch: @Sendable (CollectionID, _ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription
+  /// Calls `onChange` whenever an item of the collection may have changed, with that item's
+  /// object path when it is known.
+  public var watch:
+    @Sendable (CollectionID, _ onChange: @escaping @Sendable (_ itemPath: String?) -> Void) throws ->
+      SharedSubscription
   /// The items of a collection whose attributes include the given ones (all when empty), with
   /// their secrets when asked for: what live queries read.
   public var search:
     @Sendable (_ attributes: [String: String], CollectionID, _ includeSecrets: Bool) throws -> [FoundItem]
+  /// Where the item of an address was last found, when the storage remembers it: a change
+  /// signalled for another item of the collection then costs that key no read.
+  var knownPath: @Sendable (SecretItemAddress) -> String? = { _ in nil }
   /// Tells stores apart: keys share a value only when they use the same store.
   let identity = StoreIdentity()
   /// Whether this is ``inMemory()``: change notices and last writes then happen at once.
@@ -48,8 +54,8 @@ public struct SecretStorage: Sendable {
   ///   - delete: Deletes the item if it exists.
   ///   - backup: Keeps bytes that did not decode in a backup item; the `String` is a UTC time
   ///     stamp that tells backups apart.
-  ///   - watch: Calls its handler whenever an item of the collection may have changed, until
-  ///     the returned subscription is cancelled. Throwing `SecretError.serviceUnavailable` means
+  ///   - watch: Calls its handler whenever an item of the collection may have changed (with
+  ///     the item's path, or `nil` when unknown), until the returned subscription is cancelled. Throwing `SecretError.serviceUnavailable` means
   ///     "not now": the key tries again after its next successful read, write or search; any
   ///     other error stops watching for good.
   ///   - search: Returns the collection's items whose attributes include the given ones, with
@@ -60,7 +66,7 @@ public struct SecretStorage: Sendable {
     write: @escaping @Sendable (SecretItemAddress, [UInt8]) throws -> Void,
     delete: @escaping @Sendable (SecretItemAddress) throws -> Void,
     backup: @escaping @Sendable (SecretItemAddress, [UInt8], String) throws -> Void,
-    watch: @escaping @Sendable (CollectionID, @escaping @Sendable () -> Void) throws -> SharedSubscription,
+    watch: @escaping @Sendable (CollectionID, @escaping @Sendable (String?) -> Void) throws -> SharedSubscription,
     search: @escaping @Sendable ([String: String], CollectionID, Bool) throws -> [FoundItem] = { _, _, _ in
       throw SecretKeyError.searchUnsupported
     }

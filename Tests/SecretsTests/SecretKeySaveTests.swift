@@ -90,4 +90,53 @@ struct SecretKeySaveTests {
       try await eventually("the flush") { try instance.lookup("flush", "a") == "42" }
     }
   }
+
+  /// A key remembers where its item is and writes there directly; a provider that restarts may
+  /// give that path to another item, which must never receive the key's value.
+  @Test(arguments: Provider.all)
+  func aRememberedItemIsNeverAnotherProvidersItemAtTheSamePath(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, _ in
+      @Shared(.secret(service: "remembered", account: "a", collection: .session)) var value: Int = 0
+      $value.withLock { $0 = 1 }
+      try await $value.save()
+      try await $value.load()  // the read remembers the item; later writes go straight to it
+      let firstPath = try #require(try await instance.client().search(["service": "remembered"]).first?.path)
+      instance.stopProvider()
+      try instance.startProvider()
+      // The restarted provider's first item in the session collection takes the same path.
+      try await instance.client().write(
+        SecretValue("bystander"), attributes: ["service": "other", "account": "b"], in: .session)
+      let bystander = try #require(try await instance.client().search(["service": "other"]).first)
+      #expect(bystander.path == firstPath, "the scenario needs the path reused")
+      $value.withLock { $0 = 2 }
+      try await $value.save()
+      #expect(try await instance.client().read(service: "other", account: "b", in: .session)?.text == "bystander")
+      #expect(try await instance.client().read(service: "remembered", account: "a", in: .session)?.text == "2")
+    }
+  }
+
+  /// The remembered item is checked before every write: one whose attributes another client
+  /// changed is somebody else's item now, and keeps its secret.
+  @Test(arguments: Provider.all)
+  func aRememberedItemWhoseAttributesChangedIsNotWrittenTo(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, _ in
+      @Shared(.secret(service: "moving", account: "a", collection: .session)) var value: Int = 0
+      $value.withLock { $0 = 1 }
+      try await $value.save()
+      try await $value.load()  // remembered from here on
+      let path = try #require(try await instance.client().search(["service": "moving"]).first?.path)
+      let moved = try instance.run(
+        "gdbus",
+        [
+          "call", "--session", "--dest", instance.busName, "--object-path", path, "--method",
+          "org.freedesktop.DBus.Properties.Set", "org.freedesktop.Secret.Item", "Attributes",
+          "<{'service': 'moved', 'account': 'b'}>",
+        ])
+      try #require(moved.status == 0, "\(moved.stderrText)")
+      $value.withLock { $0 = 2 }
+      try await $value.save()
+      #expect(try await instance.client().read(service: "moved", account: "b", in: .session)?.text == "1")
+      #expect(try await instance.client().read(service: "moving", account: "a", in: .session)?.text == "2")
+    }
+  }
 }

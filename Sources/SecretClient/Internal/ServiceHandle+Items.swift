@@ -90,7 +90,7 @@ extension ServiceHandle {
   }
 
   /// A libsecret value holding a copy of the bytes in its secure memory; the caller releases it.
-  private func makeValue(_ value: SecretValue) -> OpaquePointer {
+  func makeValue(_ value: SecretValue) -> OpaquePointer {
     value.bytes.withUnsafeBufferPointer { bytes in
       bytes.withMemoryRebound(to: gchar.self) { chars in
         secret_value_new(chars.baseAddress, gssize(chars.count), value.contentType)
