@@ -38,7 +38,12 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
     var loadsInFlight = 0
     var subscriberLoading = false
     var version: UInt64 = 0
-    var streams: [UInt64: AsyncStream<Value>.Continuation] = [:]
+    var streams: [UInt64: AsyncStream<Value>.Continuation] = [:] {
+      didSet { streamCount = streams.count }
+    }
+    /// `streams.count`, read on every mutation without touching the dictionary (whose generic
+    /// metadata an unspecialized caller would look up each time).
+    var streamCount = 0
     var nextStreamID: UInt64 = 0
   }
 
@@ -173,20 +178,15 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     registrar.willSet(self, keyPath: valuePath)
     defer { registrar.didSet(self, keyPath: valuePath) }
-    let result: Result<R, E> = state.withLock { state in
+    defer { saveAfterMutation() }
+    return try state.withLock { (state) throws(E) -> R in
       defer {
         // Even a body that throws may have changed the value in place.
         state.version += 1
-        for continuation in state.streams.values { continuation.yield(state.value) }
+        if state.streamCount > 0 { for continuation in state.streams.values { continuation.yield(state.value) } }
       }
-      do throws(E) {
-        return .success(try body(&state.value))
-      } catch {
-        return .failure(error)
-      }
+      return try body(&state.value)
     }
-    saveAfterMutation()
-    return try result.get()
   }
 
   /// Saves the mutated value (`.didSet`), or leaves it to the caller holding the turn.
