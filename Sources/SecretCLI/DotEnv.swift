@@ -10,11 +10,14 @@ enum DotEnv {
   /// The entries of `text`, in order; `source` names the file in errors.
   static func parse(_ text: String, source: String) throws(CLIError) -> [Entry] {
     var entries: [Entry] = []
-    var lines = text.split(separator: "\n", omittingEmptySubsequences: false)[...]
+    // Split on the newline byte: "\r\n" is one Character, which a split on "\n" never cuts.
+    var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
+      Substring(String(decoding: $0.last == UInt8(ascii: "\r") ? $0.dropLast() : $0, as: UTF8.self))
+    }[...]
     var lineNumber = 0
     while let raw = lines.popFirst() {
       lineNumber += 1
-      var line = trimmed(raw.hasSuffix("\r") ? raw.dropLast() : raw)
+      var line = trimmed(raw)
       if line.isEmpty || line.hasPrefix("#") { continue }
       if line.hasPrefix("export ") || line.hasPrefix("export\t") { line = trimmed(line.dropFirst(7)) }
       guard let equals = line.firstIndex(of: "=") else {
@@ -22,7 +25,7 @@ enum DotEnv {
       }
       let name = String(trimmed(line[..<equals]))
       guard EnvironmentName.isValid(name) else {
-        throw .usage("\(source):\(lineNumber): \(name.debugDescription) is not a valid environment variable name")
+        throw .usage("\(source):\(lineNumber): the name before = is not a valid environment variable name")
       }
       var value = trimmed(line[line.index(after: equals)...])
       if value.hasPrefix("\"") {

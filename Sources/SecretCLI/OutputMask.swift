@@ -1,16 +1,17 @@
 // `run --mask`: the command's output passes through secretctl, every resolved secret replaced.
 import SystemCalls
 
-/// Replaces every occurrence of the secrets in a stream of bytes with `<concealed>`. A secret
-/// may arrive split over two reads, so bytes that could begin one wait for the next read.
+/// Replaces every occurrence of the secrets in a stream of bytes with `<concealed>`: each run of
+/// bytes covered by one or more occurrences (overlapping secrets included) becomes one
+/// replacement. A secret may arrive split over two reads, so bytes that could begin one wait for
+/// the next read (or the end of the stream).
 struct OutputMask {
   static let replacement = Array("<concealed>".utf8)
   private let secrets: [[UInt8]]
   private var pending: [UInt8] = []
 
   init(secrets: [[UInt8]]) {
-    // Longest first, so a secret that contains another is replaced whole.
-    self.secrets = secrets.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+    self.secrets = secrets.filter { !$0.isEmpty }
   }
 
   /// The bytes of `chunk` (after those held back) that can be written now, masked.
@@ -23,24 +24,42 @@ struct OutputMask {
   mutating func finish() -> [UInt8] { drain(final: true) }
 
   private mutating func drain(final: Bool) -> [UInt8] {
+    let covered = coveredBytes()
+    let limit = final ? pending.count : heldBackFrom()
     var output: [UInt8] = []
     var index = 0
-    scanning: while index < pending.count {
-      let rest = pending[index...]
-      for secret in secrets {
-        if rest.starts(with: secret) {
-          output += Self.replacement
-          index += secret.count
-          continue scanning
-        }
-        if !final, rest.count < secret.count, secret.starts(with: rest) { break scanning }
+    while index < limit {
+      if covered[index] {
+        output += Self.replacement
+        while index < limit && covered[index] { index += 1 }
+      } else {
+        output.append(pending[index])
+        index += 1
       }
-      output.append(pending[index])
-      index += 1
     }
-    Memory.wipe(&pending, upTo: index)
-    pending.removeFirst(index)
+    Memory.wipe(&pending, upTo: limit)
+    pending.removeFirst(limit)
     return output
+  }
+
+  /// Which bytes of `pending` lie in an occurrence of a secret.
+  private func coveredBytes() -> [Bool] {
+    var covered = [Bool](repeating: false, count: pending.count)
+    for secret in secrets where secret.count <= pending.count {
+      for start in 0...(pending.count - secret.count) where pending[start...].starts(with: secret) {
+        for index in start..<(start + secret.count) { covered[index] = true }
+      }
+    }
+    return covered
+  }
+
+  /// Where the bytes that could begin a secret (a proper prefix of one, up to the end) start.
+  private func heldBackFrom() -> Int {
+    for start in pending.indices {
+      let tail = pending[start...]
+      if secrets.contains(where: { $0.count > tail.count && $0.starts(with: tail) }) { return start }
+    }
+    return pending.count
   }
 }
 

@@ -70,7 +70,9 @@ struct SecretReference: Hashable {
         continue
       }
       let digits = part.utf8[index...].prefix(2)
-      guard digits.count == 2, let value = UInt8(String(decoding: digits, as: UTF8.self), radix: 16) else { return nil }
+      guard digits.count == 2, digits.allSatisfy(\.isHexDigit),
+        let value = UInt8(String(decoding: digits, as: UTF8.self), radix: 16)
+      else { return nil }
       bytes.append(value)
       index = part.utf8.index(index, offsetBy: 2)
     }
@@ -82,7 +84,11 @@ struct SecretReference: Hashable {
   func resolve(with client: SecretClient) throws(CLIError) -> SecretValue? {
     guard !otherAttributes.isEmpty else {
       return try SecretCLI.service { () throws(SecretError) in
-        try client.read(service: service, account: account, in: collection)
+        guard let account else {
+          // secret://SERVICE names the secret with no account, never one of the service's accounts.
+          return try client.read(["service": service], in: collection, exactly: true)
+        }
+        return try client.read(service: service, account: account, in: collection)
       }
     }
     var attributes = otherAttributes
@@ -100,5 +106,12 @@ struct SecretReference: Hashable {
     }
     if let locked = found.first(where: \.isLocked) { throw CLIError(SecretError.locked(path: locked.collectionPath)) }
     return nil
+  }
+}
+
+extension UInt8 {
+  fileprivate var isHexDigit: Bool {
+    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
+      || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
   }
 }

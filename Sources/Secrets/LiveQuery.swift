@@ -25,6 +25,13 @@ final class LiveQuery<Value: Sendable>: Sendable {
     /// A change was signalled while the window was open: searched when it closes.
     var changedInWindow = false
     var windowTimer: SharedSubscription?
+    /// A refresh is queued and has not started: another one would search for nothing more.
+    var refreshQueued = false
+    /// Searches are numbered as they start; a result older than the one last taken is dropped
+    /// (the first load on the declaring thread may finish after a refresh that began later).
+    var searchesStarted: UInt64 = 0
+    var lastTaken: UInt64 = 0
+    /// The last result taken, in path order, and whether the last search failed.
     var lastFound: [SecretStorage.FoundItem]?
     var lastFailed = false
   }
@@ -38,6 +45,7 @@ final class LiveQuery<Value: Sendable>: Sendable {
   private let state = Mutex(State())
   /// Searches run here, in turn, off Swift's cooperative pool (each one blocks on the bus).
   private let searches = DispatchQueue(label: "Secrets.LiveQuery")
+  private let onSearches = DispatchSpecificKey<Bool>()
 
   init(
     _ query: Query, refreshWindow: Duration, environment: SharedEnvironment,
@@ -49,6 +57,7 @@ final class LiveQuery<Value: Sendable>: Sendable {
     self.clock = environment.writeClock
     self.reportIssue = environment.reportIssue
     self.makeValue = makeValue
+    searches.setSpecific(key: onSearches, value: true)
   }
 
   /// The first load searches at once, on the declaring thread; an explicit `load()` in turn
@@ -96,7 +105,10 @@ final class LiveQuery<Value: Sendable>: Sendable {
 
   /// Searches at once unless a window is open; in memory, before returning.
   private func changeNoticed() {
-    guard !storage.isInMemory else { return searches.sync { refresh() } }
+    guard !storage.isInMemory else {
+      // A write made by code that observes this query reaches here on the searches queue.
+      return DispatchQueue.getSpecific(key: onSearches) == true ? refresh() : searches.sync { refresh() }
+    }
     let searchNow = state.withLock { state in
       defer { state.windowOpen = true }
       state.changedInWindow = state.windowOpen
@@ -106,7 +118,16 @@ final class LiveQuery<Value: Sendable>: Sendable {
   }
 
   private func searchAndOpenWindow() {
-    searches.async { self.refresh() }
+    let queue = state.withLock { state in
+      defer { state.refreshQueued = true }
+      return !state.refreshQueued
+    }
+    if queue {
+      searches.async {
+        self.state.withLock { $0.refreshQueued = false }
+        self.refresh()
+      }
+    }
     let timer = clock.schedule(refreshWindow) { [weak self] in self?.windowClosed() }
     state.withLock { state in
       if state.windowOpen { state.windowTimer = timer }
@@ -125,36 +146,42 @@ final class LiveQuery<Value: Sendable>: Sendable {
   }
 
   private func refresh() {
-    guard let subscriber = state.withLock({ $0.subscriber }) else { return }
-    let found = Result { try storage.search(query.attributes, query.collection, query.includeSecrets) }
-    let isNews = state.withLock { state -> Bool in
-      switch found {
-      case .failure:
-        state.lastFailed = true
-        return true
-      case .success(let items):
-        defer {
-          state.lastFound = items
-          state.lastFailed = false
-        }
-        return state.lastFailed || state.lastFound != items
-      }
-    }
-    if case .success = found { startWatchIfWanted() }
-    guard isNews else { return }
+    guard state.withLock({ $0.subscriber }) != nil else { return }
+    let (found, isNews) = searchAndTake()
+    guard isNews, let subscriber = state.withLock({ $0.subscriber }) else { return }
     subscriber.yield(with: found.flatMap { items in Result { try makeValue(items) } })
   }
 
   /// One search, made into the value.
   private func search() -> Result<Value?, any Error> {
-    let found = Result { try storage.search(query.attributes, query.collection, query.includeSecrets) }
-    if case .success(let items) = found {
-      state.withLock {
-        $0.lastFound = items
-        $0.lastFailed = false
-      }
-      startWatchIfWanted()
+    searchAndTake().found.flatMap { items in Result { try makeValue(items) } }
+  }
+
+  /// Searches, and takes the result unless a search that started later was taken first (then
+  /// that one's result stands). Returns what stands and whether it differs from the last.
+  private func searchAndTake() -> (found: Result<[SecretStorage.FoundItem], any Error>, isNews: Bool) {
+    let ticket = state.withLock {
+      $0.searchesStarted += 1
+      return $0.searchesStarted
     }
-    return found.flatMap { items in Result { try makeValue(items) } }
+    let found = Result { try storage.search(query.attributes, query.collection, query.includeSecrets) }
+      .map { $0.sorted { $0.item.path < $1.item.path } }
+    let taken = state.withLock { state -> (Result<[SecretStorage.FoundItem], any Error>, Bool) in
+      if ticket < state.lastTaken, let newer = state.lastFound { return (.success(newer), false) }
+      state.lastTaken = ticket
+      switch found {
+      case .failure:
+        state.lastFailed = true
+        return (found, true)
+      case .success(let items):
+        defer {
+          state.lastFound = items
+          state.lastFailed = false
+        }
+        return (found, state.lastFailed || state.lastFound != items)
+      }
+    }
+    if case .success = found { startWatchIfWanted() }
+    return taken
   }
 }

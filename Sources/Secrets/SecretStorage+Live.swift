@@ -8,8 +8,11 @@ extension SecretStorage {
   /// other content type ("secret does not contain a textual password").
   ///
   /// Where each item was last found is remembered: later reads and writes go straight to it
-  /// (after checking that its attributes are still exactly the address's) and search again
-  /// only when it has gone.
+  /// (after checking that the provider is the same and the item's attributes are still exactly
+  /// the address's) and search again only when that check fails. Two limits of that check: an
+  /// alias such as `default` pointed at another collection is noticed only once the remembered
+  /// item goes, and a client that changes the item's attributes between the check and the
+  /// write (one round trip apart) still receives that write, as with a search and a store.
   public static func secretService(_ client: SecretClient) -> SecretStorage {
     let places = ItemPlaces()
     var storage = SecretStorage(

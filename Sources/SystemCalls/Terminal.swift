@@ -54,8 +54,10 @@ extension FileDescriptor {
       return installed.map { (signal, $0) }
     }
     defer {
-      try? setTerminalAttributes(original)
+      // Handlers first: a Ctrl-Z between the two would otherwise find our handler, which turns
+      // echo off again when continued, after the settings were put back.
       for (signal, disposition) in previous { signal.restore(disposition) }
+      try? setTerminalAttributes(original)
       changedTerminal = nil
     }
     // Changed after the handlers are in place, so a signal never leaves it changed.

@@ -29,6 +29,10 @@ struct ReferenceCommandTests {
       #expect(try read("secret://my%2Fsvc/bob%20smith").stdoutText == "slashed")
       #expect(try read("secret://tmp/eve?collection=session").stdoutText == "in session")
       #expect(try read("secret://api/ci?attr.env=prod").stdoutText == "tagged")
+      // secret://SERVICE is the service's secret with no account, never one of its accounts'.
+      #expect(try read("secret://api").status == 1)
+      _ = try SecretCLITests.secretctl(instance, ["set", "api"], input: "no account")
+      #expect(try read("secret://api").stdoutText == "no account")
       let missing = try read("secret://api/nobody")
       #expect(missing.status == 1 && missing.stderrIsOneMessage && missing.stderrText.contains("secret://api/nobody"))
       for malformed in ["secret://", "secret://a/b/c", "secret://a/%zz", "secret://a?colour=red", "http://a/b"] {
@@ -145,5 +149,19 @@ struct ReferenceCommandTests {
       output += mask.finish()
       #expect(String(decoding: output, as: UTF8.self) == "a <concealed> b s3<concealed>", "split at \(split)")
     }
+    // Overlapping secrets are concealed together, with nothing of either left.
+    var mask = OutputMask(secrets: [Array("abc1".utf8), Array("c1xyz".utf8)])
+    let overlapping = Array("-abc1xyz-".utf8).withUnsafeBytes { mask.filter($0) } + mask.finish()
+    #expect(String(decoding: overlapping, as: UTF8.self) == "-<concealed>-")
+  }
+
+  @Test func envFilesWithWindowsLineEndingsAreReadLineByLine() throws {
+    let entries = try DotEnv.parse("# comment\r\nA=secret://svc/a\r\nB=plain\r\n", source: "crlf.env")
+    #expect(entries == [DotEnv.Entry(name: "A", value: "secret://svc/a"), DotEnv.Entry(name: "B", value: "plain")])
+  }
+
+  @Test func signedEscapesAreNotPercentEscapes() throws {
+    #expect(throws: CLIError.self) { try SecretReference("secret://a/%+A") }
+    #expect(throws: CLIError.self) { try SecretReference("secret://a/%-0") }
   }
 }
