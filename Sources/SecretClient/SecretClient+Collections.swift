@@ -75,6 +75,20 @@ extension SecretClient {
 }
 
 extension SecretClient {
+  /// Changes to a collection itself (its label or lock state), as the provider signals them
+  /// (`CollectionChanged`); active when this returns, ending with the iteration.
+  package func collectionChanges(in collection: CollectionID = .default) throws(SecretError) -> AsyncStream<Void> {
+    try withService { service throws(SecretError) in
+      let path = try Self.path(of: collection, on: service)
+      let (stream, continuation) = AsyncStream<Void>.makeStream()
+      let subscription = service.subscribeToCollectionChanges(collectionPath: path) { continuation.yield() }
+      continuation.onTermination = { _ in withExtendedLifetime(subscription) {} }
+      return stream
+    }
+  }
+}
+
+extension SecretClient {
   /// Which connection and process own the provider's bus name.
   public func provider() throws(SecretError) -> ProviderInfo {
     try withService { service throws(SecretError) in try service.providerInfo() }

@@ -14,7 +14,8 @@ extension SharedReaderKey {
   ///   every change signalled while it is open is answered by one search when it closes. A lone
   ///   change is seen in the time of one search; 1,000 writes by another process cost a few
   ///   searches, not 1,000. A search whose result equals the last one changes nothing.
-  /// - Locked items are listed with ``SecretItemInfo/isLocked`` set. An unreachable provider is
+  /// - Locked items are listed with ``SecretItemInfo/isLocked`` set; locking or unlocking the
+  ///   collection updates the list. An unreachable provider is
   ///   an error in `loadError`, the last value kept; watching starts again after a search
   ///   succeeds (the next `load()`), as ``SecretKey`` does.
   /// - Every declaration of one query (attributes, collection, storage) shares one value.

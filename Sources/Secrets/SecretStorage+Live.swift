@@ -49,10 +49,13 @@ extension SecretStorage {
       },
       watch: { collection, onChange in
         let changes = try client.changes(in: collection)
-        let task = Task.detached {
-          for await change in changes { onChange(change.itemPath) }
-        }
-        return SharedSubscription { task.cancel() }
+        // A collection locked or unlocked changes what its items give, with no item signal.
+        let collectionChanges = try client.collectionChanges(in: collection)
+        let tasks = [
+          Task.detached { for await change in changes { onChange(change.itemPath) } },
+          Task.detached { for await _ in collectionChanges { onChange(nil) } },
+        ]
+        return SharedSubscription { tasks.forEach { $0.cancel() } }
       },
       search: { attributes, collection, includeSecrets in
         try client.search(attributes, includeSecrets: includeSecrets, in: collection).map { found in

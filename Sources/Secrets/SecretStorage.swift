@@ -29,7 +29,7 @@ public struct SecretStorage: Sendable {
   /// Keeps `bytes` in a backup item beside the item: same attributes plus `backup` = `stamp`.
   public var backup: @Sendable (SecretItemAddress, [UInt8], _ stamp: String) throws -> Void
   /// Calls `onChange` whenever an item of the collection may have changed, with that item's
-  /// object path when it is known.
+  /// object path when it is known (`nil` for a change to the collection, such as its lock).
   public var watch:
     @Sendable (CollectionID, _ onChange: @escaping @Sendable (_ itemPath: String?) -> Void) throws ->
       SharedSubscription

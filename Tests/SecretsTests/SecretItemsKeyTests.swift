@@ -138,6 +138,24 @@ struct SecretItemsKeyTests {
   }
 
   @Test(arguments: Provider.all)
+  func lockingTheCollectionUpdatesTheListWithNoItemChange(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, clock in
+      try instance.store("locking-query", "a", "1")
+      @SharedReader(.secretItems(matching: ["service": "locking-query"])) var items
+      #expect(items.map(\.isLocked) == [false])
+      try await instance.client().lock(.default)
+      try await eventuallyRefreshed(clock, "the list showing the lock") { [items = $items] in
+        items.wrappedValue.map(\.isLocked) == [true]
+      }
+      guard provider == .secretd else { return }  // gnome-keyring would ask for a password
+      try await instance.client().unlock(.default)
+      try await eventuallyRefreshed(clock, "the list showing the unlock") { [items = $items] in
+        items.wrappedValue.map(\.isLocked) == [false]
+      }
+    }
+  }
+
+  @Test(arguments: Provider.all)
   func valuesAreDecodedAndAnUndecodableItemIsReportedAlone(provider: Provider) async throws {
     try await withSecretKeys(provider) { instance, _ in
       try instance.store("values", "good", #"{"value":"v","expires":3}"#)

@@ -29,6 +29,52 @@ extension ServiceHandle {
   }
 }
 
+extension ServiceHandle {
+  /// Subscribes to the service's `CollectionChanged` for the collection at `path` (its label or
+  /// lock state changed). Runs `onChange` on the signal thread.
+  func subscribeToCollectionChanges(
+    collectionPath path: String, _ onChange: @escaping @Sendable () -> Void
+  ) -> SignalSubscription {
+    let sink = UInt(
+      bitPattern: Unmanaged.passRetained(CollectionSink(collectionPath: path, onChange: onChange)).toOpaque())
+    let connectionAddress = UInt(bitPattern: connection)
+    let busName = busName
+    let id = SignalThread.shared.perform {
+      g_dbus_connection_signal_subscribe(
+        OpaquePointer(bitPattern: connectionAddress), busName, "org.freedesktop.Secret.Service", "CollectionChanged",
+        "/org/freedesktop/secrets", nil, G_DBUS_SIGNAL_FLAGS_NONE,
+        { _, _, _, _, _, parameters, data in
+          guard let data, let parameters else { return }
+          Unmanaged<CollectionSink>.fromOpaque(data).takeUnretainedValue().receive(parameters)
+        },
+        UnsafeMutableRawPointer(bitPattern: sink),
+        { data in if let data { Unmanaged<CollectionSink>.fromOpaque(data).release() } })
+    }
+    return SignalSubscription(handle: self, id: id)
+  }
+}
+
+/// Receives `CollectionChanged` on the signal thread and passes on those for one collection.
+private final class CollectionSink: Sendable {
+  let collectionPath: String
+  let onChange: @Sendable () -> Void
+
+  init(collectionPath: String, onChange: @escaping @Sendable () -> Void) {
+    self.collectionPath = collectionPath
+    self.onChange = onChange
+  }
+
+  func receive(_ parameters: OpaquePointer) {
+    guard g_variant_n_children(parameters) == 1 else { return }
+    let child = g_variant_get_child_value(parameters, 0)
+    defer { g_variant_unref(child) }
+    guard String(cString: g_variant_get_type_string(child)) == "o",
+      String(cString: g_variant_get_string(child, nil)) == collectionPath
+    else { return }
+    onChange()
+  }
+}
+
 /// An active signal subscription; it ends on `cancel()` or when released.
 final class SignalSubscription: Sendable {
   private let handle: ServiceHandle
