@@ -47,19 +47,31 @@ enum ExecCommand {
         )
       }
       defer { wipe(&value.bytes) }
-      guard !value.bytes.contains(0), value.isText else {
-        throw .usage(
-          "the secret for \(binding.variable) is binary (not UTF-8 text without NUL) and cannot go in an environment variable; nothing was run"
-        )
-      }
-      let set = value.bytes.withUnsafeBytes { bytes in
-        Result { () throws(Errno) in try Environment.set(binding.variable, to: bytes) }
-      }
-      guard case .success = set else { throw .usage("cannot set the environment variable \(binding.variable)") }
+      try setVariable(binding.variable, toSecret: value)
     }
-    let failure = execute(command, arguments: [command] + arguments.all("ARG"), searchingPath: true)
+    return becomeCommand(command, arguments: [command] + arguments.all("ARG"), console: console)
+  }
+
+  /// Puts a secret in the environment the command will inherit; a binary one cannot go there.
+  static func setVariable(_ name: String, toSecret value: SecretValue) throws(CLIError) {
+    guard !value.bytes.contains(0), value.isText else {
+      throw .usage(
+        "the secret for \(name) is binary (not UTF-8 text without NUL) and cannot go in an environment variable; nothing was run"
+      )
+    }
+    let set = value.bytes.withUnsafeBytes { bytes in Result { () throws(Errno) in try Environment.set(name, to: bytes) }
+    }
+    guard case .success = set else { throw .usage("cannot set the environment variable \(name)") }
+  }
+
+  /// Replaces secretctl with `command`; returns only when that fails, with env(1)'s status.
+  static func becomeCommand(_ command: String, arguments: [String], console: Console) -> ExitStatus {
+    cannotRun(command, execute(command, arguments: arguments, searchingPath: true), console: console)
+  }
+
+  /// Reports why `command` could not be run, with env(1)'s status: 127 not found, 126 otherwise.
+  static func cannotRun(_ command: String, _ failure: Errno, console: Console) -> ExitStatus {
     console.report("cannot run \(command): \(failure)")
-    // env(1) exits 127 for a command that does not exist.
     return failure == .noSuchFile || failure == .notDirectory ? .commandNotFound : .cannotExecute
   }
 

@@ -48,19 +48,11 @@ enum GitCredential {
   private static func get(_ credential: inout Credential, client: SecretClient, console: Console) throws(CLIError) {
     guard credential.protocol != nil, credential.host != nil || credential.path != nil else { return }
     // As git's helper (SECRET_SCHEMA_DONT_MATCH_NAME): the schema name is not searched for.
-    var items = try service { () throws(SecretError) in
-      try client.search(credential.attributes, includeSecrets: true)
-    }
-    defer { for index in items.indices { items[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) } } }
-    let readable = items.filter { $0.secret != nil }.sorted { $0.modified > $1.modified }
-    guard let item = readable.first, let secret = item.secret else {
-      if let locked = items.first(where: \.isLocked) {
-        throw CLIError(SecretError.locked(path: locked.collectionPath))
-      }
-      return
-    }
+    guard var item = try newestReadableItem(credential.attributes, client: client) else { return }
+    // No copy of the secret is kept beside the item's, so the wipe below reaches its only buffer.
+    defer { item.secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) } }
     if let user = item.attributes["user"] { credential.username = user }
-    credential.takeSecret(secret.bytes)
+    credential.takeSecret(item.secret?.bytes ?? [])
     // A value with a line break would add lines of its own to git's protocol (another
     // password=, quit=1): such a credential is not given to git at all.
     guard credential.fitsOnProtocolLines else {

@@ -74,15 +74,10 @@ enum ReferenceCommands {
     var secrets = try resolveEnvironment(console: console)
     defer { for index in secrets.indices { wipe(&secrets[index]) } }
     let argv = [command] + arguments.all("ARG")
-    if arguments.flag("mask") {
-      do throws(Errno) { return try runMasked(command, arguments: argv, secrets: secrets) } catch {
-        console.report("cannot run \(command): \(error)")
-        return error == .noSuchFile || error == .notDirectory ? .commandNotFound : .cannotExecute
-      }
+    guard arguments.flag("mask") else { return ExecCommand.becomeCommand(command, arguments: argv, console: console) }
+    do throws(Errno) { return try runMasked(command, arguments: argv, secrets: secrets) } catch {
+      return ExecCommand.cannotRun(command, error, console: console)
     }
-    let failure = execute(command, arguments: argv, searchingPath: true)
-    console.report("cannot run \(command): \(failure)")
-    return failure == .noSuchFile || failure == .notDirectory ? .commandNotFound : .cannotExecute
   }
 
   static let inject = CommandSpec(
@@ -159,13 +154,7 @@ enum ReferenceCommands {
     for (name, value) in Environment.entries where SecretReference.isReference(value) {
       var secret = try resolve(try SecretReference(value), console: console, " (for \(name)); nothing was run")
       defer { wipe(&secret.bytes) }
-      guard !secret.bytes.contains(0), secret.isText else {
-        throw .usage("the secret for \(name) is binary (not UTF-8 text without NUL); nothing was run")
-      }
-      let set = secret.bytes.withUnsafeBytes { bytes in
-        Result { () throws(Errno) in try Environment.set(name, to: bytes) }
-      }
-      guard case .success = set else { throw .usage("cannot set the environment variable \(name)") }
+      try ExecCommand.setVariable(name, toSecret: secret)
       secrets.append(secret.bytes)
     }
     return secrets

@@ -94,18 +94,7 @@ struct SecretReference: Hashable {
     var attributes = otherAttributes
     attributes["service"] = service
     attributes["account"] = account
-    let query = attributes
-    var found = try SecretCLI.service { () throws(SecretError) in
-      try client.search(query, includeSecrets: true, in: collection)
-    }
-    defer { for index in found.indices { found[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) } } }
-    if let newest = found.filter({ $0.secret != nil }).max(by: { $0.modified < $1.modified }),
-      let secret = newest.secret
-    {
-      return SecretValue(bytes: secret.bytes, contentType: secret.contentType)
-    }
-    if let locked = found.first(where: \.isLocked) { throw CLIError(SecretError.locked(path: locked.collectionPath)) }
-    return nil
+    return try newestReadableItem(attributes, in: collection, client: client)?.secret
   }
 }
 

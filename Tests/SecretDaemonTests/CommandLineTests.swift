@@ -9,7 +9,7 @@ import Testing
 struct CommandLineTests {
   func run(_ arguments: [String]) throws -> ProcessOutput {
     try runProcess(
-      secretdPath(), arguments, environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
+      secretdPath(), arguments, environment: environmentWithoutBus, in: URL(filePath: "/tmp"))
   }
 
   @Test("--help, --version and a bad flag")

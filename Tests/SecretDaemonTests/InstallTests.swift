@@ -17,7 +17,7 @@ struct InstallTests {
     let run = try await onOwnThread {
       try runProcess(
         script, [try builtExecutable("secretd").path, try builtExecutable("secretctl").path],
-        environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
+        environment: environmentWithoutBus, in: URL(filePath: "/tmp"))
     }
     let transcript = run.stdoutText + run.stderrText
     #expect(run.status == 0, "\(transcript)")

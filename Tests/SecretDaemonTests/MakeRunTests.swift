@@ -17,8 +17,7 @@ struct MakeRunTests {
     let stdout = open(output.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
     defer { [stdout, null].forEach { close($0) } }
-    var environment = ProcessInfo.processInfo.environment
-    environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+    var environment = environmentWithoutBus
     environment["SECRETD"] = try builtExecutable("secretd").path
     environment["TMPDIR"] = folder.path
     let run = try ChildProcess(Self.script, [], environment: environment, stdin: null, stdout: stdout, stderr: null)

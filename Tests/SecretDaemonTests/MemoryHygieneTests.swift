@@ -87,7 +87,7 @@ struct MemoryHygieneTests {
     // (exec would then fail with "Text file busy").
     let secretd = bus.directory.appending(path: "secretd")
     let copy = try runProcess(
-      "cp", [secretdPath(), secretd.path], environment: ProcessInfo.processInfo.environment, in: bus.directory)
+      "cp", [secretdPath(), secretd.path], environment: environmentWithoutBus, in: bus.directory)
     try #require(copy.status == 0, "\(copy.stderrText)")
     let log = bus.directory.appending(path: "secretd.log")
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
@@ -103,7 +103,7 @@ struct MemoryHygieneTests {
     }
     let wait = try runProcess(
       "gdbus", ["wait", "--address", bus.address, "--timeout", "20", "org.freedesktop.secrets"], input: nil,
-      environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
+      environment: environmentWithoutBus, in: URL(filePath: "/tmp"))
     try #require(
       wait.status == 0,
       "secretd did not start as nobody (running: \(daemon.isRunning)): \((try? String(contentsOf: log, encoding: .utf8)) ?? "") \(wait.stderrText)"

@@ -35,7 +35,7 @@ struct NameOwnershipTests {
     try await withProvider(.secretd) { instance in
       let taker = try runProcess(
         secretdPath(), ["--address", instance.busAddress, "--replace"],
-        environment: ProcessInfo.processInfo.environment,
+        environment: environmentWithoutBus,
         in: URL(filePath: "/tmp"))
       #expect(taker.status == 1)
       #expect(taker.stderrText.contains("already owned by secretd (pid \(instance.pid))"), "\(taker.stderrText)")

@@ -17,7 +17,7 @@ struct SignalTests {
       let monitor = try ChildProcess(
         try resolveExecutable("gdbus"),
         ["monitor", "--address", instance.busAddress, "--dest", "org.freedesktop.secrets"],
-        environment: ProcessInfo.processInfo.environment, stdin: null, stdout: file, stderr: null)
+        environment: environmentWithoutBus, stdin: null, stdout: file, stderr: null)
       defer {
         monitor.signal(SIGTERM)
         monitor.wait()

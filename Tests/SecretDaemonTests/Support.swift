@@ -142,7 +142,7 @@ func startSecretd(on instance: ProviderInstance, busName: String, _ extra: [Stri
   let extraSecretd = ExtraSecretd(process: process, log: log)
   let wait = try runProcess(
     "gdbus", ["wait", "--address", instance.busAddress, "--timeout", "20", busName], input: nil,
-    environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
+    environment: environmentWithoutBus, in: URL(filePath: "/tmp"))
   guard wait.status == 0 else {
     extraSecretd.stop()
     throw HarnessError("secretd did not take \(busName): \(extraSecretd.stderrText)")
@@ -168,7 +168,7 @@ final class StandaloneSecretd {
     // A copy the other user can run, made by `cp` (see MemoryHygieneTests).
     let secretd = folder.appending(path: "secretd").path
     let copy = try runProcess(
-      "cp", [secretdPath(), secretd], environment: ProcessInfo.processInfo.environment, in: folder)
+      "cp", [secretdPath(), secretd], environment: environmentWithoutBus, in: folder)
     guard copy.status == 0 else { throw HarnessError("cannot copy secretd: \(copy.stderrText)") }
     var command = [secretd, "--address", bus.address] + arguments
     if let user { command = ["setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups"] + command }
@@ -182,7 +182,7 @@ final class StandaloneSecretd {
       stdin: null, stdout: null, stderr: logFile)
     let wait = try runProcess(
       "gdbus", ["wait", "--address", bus.address, "--timeout", "20", "org.freedesktop.secrets"], input: nil,
-      environment: ProcessInfo.processInfo.environment, in: URL(filePath: "/tmp"))
+      environment: environmentWithoutBus, in: URL(filePath: "/tmp"))
     guard wait.status == 0 else {
       stop()
       throw HarnessError("secretd did not start: \(logText) \(wait.stderrText)")

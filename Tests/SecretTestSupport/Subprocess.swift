@@ -12,6 +12,16 @@ public struct ProcessOutput: Sendable {
   public var stderrText: String { String(decoding: stderr, as: UTF8.self) }
 }
 
+/// The test runner's environment without any session bus: what a child that needs no bus gets,
+/// so that nothing a test starts can reach a bus other than the private ones the harness runs
+/// (a child that needs one is given its address explicitly).
+public var environmentWithoutBus: [String: String] {
+  var environment = ProcessInfo.processInfo.environment
+  environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+  environment["DBUS_STARTER_ADDRESS"] = nil
+  return environment
+}
+
 /// Runs a program to completion with `environment` as its whole environment.
 ///
 /// Input and output go through files, not pipes, so a chatty child can never dead-lock against

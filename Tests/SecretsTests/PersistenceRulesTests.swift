@@ -72,7 +72,7 @@ func withStage(_ backend: Backend, _ body: (Stage, TestWriteClock) async throws 
       writeOutside: { text in
         let output = try runProcess(
           "sh", ["-c", "printf %s \"$1\" > \"$2.tmp\" && mv \"$2.tmp\" \"$2\"", "sh", text, url.path],
-          environment: ProcessInfo.processInfo.environment, in: folder)
+          environment: environmentWithoutBus, in: folder)
         guard output.status == 0 else { throw HarnessError("the outside write failed: \(output.stderrText)") }
       },
       stored: { try? String(contentsOf: url, encoding: .utf8) },
@@ -95,7 +95,7 @@ func withStage(_ backend: Backend, _ body: (Stage, TestWriteClock) async throws 
         // A plain UserDefaults writer in another process; a word is written as a string.
         let output = try runProcess(
           try builtExecutable("SharedStateChild").path, ["defaults-set", "\(suite):value", text],
-          environment: ProcessInfo.processInfo.environment, in: URL(filePath: config))
+          environment: environmentWithoutBus, in: URL(filePath: config))
         guard output.status == 0 else { throw HarnessError("the outside write failed: \(output.stderrText)") }
       },
       stored: {

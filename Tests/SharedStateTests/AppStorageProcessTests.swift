@@ -9,7 +9,7 @@ struct AppStorageProcessTests {
   @Test func aValueWrittenByOneProcessArrivesLiveInAnother() throws {
     let home = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(at: home) }
-    var environment = ProcessInfo.processInfo.environment
+    var environment = environmentWithoutBus
     environment["HOME"] = home.path
     environment["XDG_CONFIG_HOME"] = home.appending(path: ".config").path
     let entry = "defaults:com.example.shared-state-test:count"
@@ -38,7 +38,7 @@ struct FavouritesExampleTests {
   @Test func togglesPersistAndAWatchingProcessSeesThemLive() throws {
     let home = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(at: home) }
-    var environment = ProcessInfo.processInfo.environment
+    var environment = environmentWithoutBus
     environment["HOME"] = home.path
     environment["XDG_CONFIG_HOME"] = home.appending(path: ".config").path
     func example(_ arguments: String...) throws -> HelperProcess {

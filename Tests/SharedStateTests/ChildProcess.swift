@@ -13,7 +13,7 @@ final class HelperProcess {
 
   init(
     program: String = "SharedStateChild", _ arguments: [String],
-    environment: [String: String] = ProcessInfo.processInfo.environment
+    environment: [String: String] = environmentWithoutBus
   ) throws {
     let executable = try builtExecutable(program)
     let pipe = try ChildProcess.makePipe()
