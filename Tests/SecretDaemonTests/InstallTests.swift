@@ -34,7 +34,8 @@ struct InstallTests {
       "HOME": home.path, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "LANG": "C.UTF-8",
       "XDG_DATA_HOME": home.appending(path: ".local/share").path,
       "XDG_CONFIG_HOME": home.appending(path: ".config").path,
-      // No user manager here: systemctl --user must not find the test runner's.
+      // No user manager and no bus here: systemctl --user must not find the test runner's, and
+      // the address points at nothing.
       "XDG_RUNTIME_DIR": home.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(home.path)/none",
     ]
     let install = try runProcess(
@@ -45,6 +46,7 @@ struct InstallTests {
     let activation = try String(
       contentsOf: home.appending(path: ".local/share/dbus-1/services/org.freedesktop.secrets.service"), encoding: .utf8)
     #expect(activation.contains("Exec=\(home.path)/.local/bin/secretd\n"), "\(activation)")
+    // The clients below run on the private bus dbus-run-session starts for them, and no other.
     environment["DBUS_SESSION_BUS_ADDRESS"] = nil
     let sessionEnvironment = environment
     // dbus-run-session reads the session services of $XDG_DATA_HOME, as a container's bus does.
