@@ -21,14 +21,18 @@ let package = Package(
     .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
 
     // Libraries.
-    .target(name: "SecretClient", dependencies: ["CLibSecret", "SystemCalls"], swiftSettings: swiftSettings),
+    .target(
+      name: "SecretClient", dependencies: ["CLibSecret", "SystemCalls", "TransferCrypto"], swiftSettings: swiftSettings),
+    // The transfer algorithm both ends of a Secret Service session run (DH, HKDF, AES), over libgcrypt.
+    .target(name: "TransferCrypto", dependencies: ["CGcrypt"], swiftSettings: swiftSettings),
     .target(name: "SharedState", dependencies: ["SystemCalls"], swiftSettings: swiftSettings),
     // The operating system's calls, typed (errno, descriptors, files, signals, time, processes, memory, locks,
     // terminals), for every module.
     .target(name: "SystemCalls", swiftSettings: swiftSettings),
     .target(name: "Secrets", dependencies: ["SharedState", "SecretClient"], swiftSettings: swiftSettings),
     .target(
-      name: "SecretDaemon", dependencies: ["CLibSecret", "CGcrypt", "SystemCalls"], swiftSettings: swiftSettings),
+      name: "SecretDaemon", dependencies: ["CLibSecret", "SystemCalls", "TransferCrypto"],
+      swiftSettings: swiftSettings),
     // The command-line parser and help of secretctl and secretd, and their version.
     .target(name: "CommandLineSyntax", swiftSettings: swiftSettings),
     .target(
@@ -63,7 +67,7 @@ let package = Package(
       name: "SecretCLITests", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport", "CommandLineSyntax"],
       swiftSettings: swiftSettings),
     .testTarget(
-      name: "SecretDaemonTests", dependencies: ["SecretDaemon", "SecretClient", "SecretTestSupport"],
+      name: "SecretDaemonTests", dependencies: ["SecretDaemon", "SecretClient", "SecretTestSupport", "TransferCrypto"],
       swiftSettings: swiftSettings),
 
     // The README's examples.

@@ -45,12 +45,13 @@ static GType clibsecret_bus_service_get_type(void) {
   return type;
 }
 
-// g_initable_new is variadic, which Swift cannot call: this opens a SecretService proxy with a
-// transfer session on a connection and bus name the caller chose. The proxy neither loads nor
-// follows properties: callers read them with Properties.Get when they need them, which saves
-// every process a round trip and leaves no signal subscription on a main context that nothing
-// iterates. Nor does it ask the bus to start the provider: its first call (OpenSession) does,
-// one round trip fewer.
+// g_initable_new is variadic, which Swift cannot call: this opens a SecretService proxy on a
+// connection and bus name the caller chose. The proxy neither loads nor follows properties:
+// callers read them with Properties.Get when they need them, which saves every process a round
+// trip and leaves no signal subscription on a main context that nothing iterates. Nor does it
+// open a transfer session or ask the bus to start the provider: secrets are read through a
+// session of SecretClient's own, libsecret opens its session only for the first write, and the
+// first call starts the provider.
 static inline SecretService *clibsecret_service_new(GDBusConnection *connection,
                                                     const char *bus_name,
                                                     GError **error) {
@@ -62,7 +63,7 @@ static inline SecretService *clibsecret_service_new(GDBusConnection *connection,
       "g-interface-name", "org.freedesktop.Secret.Service",
       "g-flags", G_DBUS_PROXY_FLAGS_DO_NOT_LOAD_PROPERTIES | G_DBUS_PROXY_FLAGS_DO_NOT_CONNECT_SIGNALS
                      | G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START_AT_CONSTRUCTION,
-      "flags", SECRET_SERVICE_OPEN_SESSION,
+      "flags", SECRET_SERVICE_NONE,
       NULL);
 }
 

@@ -2,6 +2,7 @@ import Synchronization
 // The daemon: owns the store and the sessions, takes every call off the bus, answers the calls
 // of its own user on worker threads in turn, and announces the store's changes.
 package import SystemCalls
+import TransferCrypto
 
 /// How the daemon behaves; set from the command line.
 package struct Configuration: Sendable {

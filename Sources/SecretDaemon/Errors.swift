@@ -1,4 +1,5 @@
 // The D-Bus error layer: spec names clients match on, and the one place area errors become them.
+import TransferCrypto
 
 extension DBusError {
   static func isLocked(_ message: String) -> DBusError {

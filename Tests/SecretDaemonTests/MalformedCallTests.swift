@@ -2,6 +2,7 @@
 import Foundation
 import SecretTestSupport
 import Testing
+import TransferCrypto
 
 @testable import SecretDaemon
 
@@ -135,8 +136,8 @@ struct MalformedCallTests {
     try await withProvider(.secretd) { (instance) async throws in
       let client = try RawClient(address: instance.busAddress)
       // Find a key pair whose public key has a leading zero byte, and send it without it.
-      var pair = try KeyAgreement.makeKeyPair()
-      while pair.publicKey[0] != 0 { pair = try KeyAgreement.makeKeyPair() }
+      var pair = try DiffieHellman.makeKeyPair()
+      while pair.publicKey[0] != 0 { pair = try DiffieHellman.makeKeyPair() }
       let reply = try client.call(
         "/org/freedesktop/secrets", Interfaces.service, "OpenSession",
         .tuple([

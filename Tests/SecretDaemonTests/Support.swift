@@ -3,6 +3,7 @@
 import Foundation
 import SecretTestSupport
 import Testing
+import TransferCrypto
 
 @testable import SecretDaemon
 
@@ -41,7 +42,7 @@ final class RawClient: Sendable {
 
   /// Opens a DH session; returns its path and the AES key.
   func openDHSession() throws -> (path: String, key: SecureBuffer) {
-    let pair = try KeyAgreement.makeKeyPair()
+    let pair = try DiffieHellman.makeKeyPair()
     let reply = try call(
       ObjectPaths.root, Interfaces.service, "OpenSession",
       .tuple([.string(TransferSession.Algorithm.dh.rawValue), .variant(.bytes(pair.publicKey))]))

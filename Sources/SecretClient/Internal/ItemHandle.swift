@@ -34,10 +34,10 @@ package final class ItemHandle: @unchecked Sendable {
     return accepts(try service.attributes(at: path))
   }
 
-  /// The item's secret, loaded now; nil when the provider gives none (locked).
+  /// The item's secret, loaded now through the connection's transfer session; nil when the
+  /// provider gives none (locked).
   func loadSecret() throws(SecretError) -> SecretValue? {
-    _ = try service.call(object: path) { error in secret_item_load_secret_sync(item, nil, &error) != 0 ? true : nil }
-    return secret_item_get_secret(item).map(takeValue)
+    try service.secret(at: path)
   }
 
   /// Replaces the item's secret. Wraps `secret_item_set_secret_sync`.

@@ -70,7 +70,7 @@ extension ServiceHandle {
   }
 
   /// Calls a method of the provider's object at `path`.
-  private func callObject(
+  func callObject(
     _ path: String, _ interface: String, _ method: String, _ parameters: OpaquePointer, replyType: String
   ) throws(SecretError) -> OpaquePointer {
     try callMethod(destination: busName, path, interface, method, parameters, replyType: replyType, about: path)

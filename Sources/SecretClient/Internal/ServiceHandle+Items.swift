@@ -15,39 +15,6 @@ extension ServiceHandle {
     return (takeStrings(unlocked), takeStrings(locked))
   }
 
-  /// The secret of one unlocked item, or `nil` when the item has gone.
-  /// Wraps `secret_service_get_secret_for_dbus_path_sync`.
-  func secret(at path: String) throws(SecretError) -> SecretValue? {
-    var error: UnsafeMutablePointer<GError>?
-    guard let value = secret_service_get_secret_for_dbus_path_sync(service, path, nil, &error) else {
-      if error == nil { return nil }
-      throw GErrorBox(error).secretError(busName: busName, object: path)
-    }
-    return takeValue(value)
-  }
-
-  /// The secrets of several unlocked items, by path, in one call; items that have gone are left
-  /// out. Wraps `secret_service_get_secrets_for_dbus_paths_sync`.
-  func secrets(at paths: [String]) throws(SecretError) -> [String: SecretValue] {
-    guard !paths.isEmpty else { return [:] }
-    var error: UnsafeMutablePointer<GError>?
-    let found = withCStringArray(paths) { array in
-      secret_service_get_secrets_for_dbus_paths_sync(service, array, nil, &error)
-    }
-    guard let found else {
-      if error == nil { return [:] }
-      throw GErrorBox(error).secretError(busName: busName, object: paths.first)
-    }
-    defer { g_hash_table_unref(found) }
-    var secrets: [String: SecretValue] = [:]
-    forEachEntry(of: found) { key, value in
-      // The table keeps its own reference; `takeValue` releases the one taken here.
-      secret_value_ref(OpaquePointer(value))
-      secrets[String(cString: key.assumingMemoryBound(to: gchar.self))] = takeValue(OpaquePointer(value))
-    }
-    return secrets
-  }
-
   /// Creates or replaces the item with exactly these attributes in `collection`.
   /// Wraps `secret_service_store_sync`.
   func store(_ value: SecretValue, attributes: [String: String], label: String, collection: String) throws(SecretError)

@@ -1,4 +1,5 @@
 import CLibSecret
+import Synchronization
 
 /// Owns a D-Bus connection and the libsecret `SecretService` proxy opened on it.
 ///
@@ -12,6 +13,8 @@ final class ServiceHandle: @unchecked Sendable {
   let connection: OpaquePointer
   let service: UnsafeMutablePointer<CLibSecret.SecretService>
   let busName: String
+  /// The session secrets are read through (ServiceHandle+Transfer.swift), opened on first use.
+  let transfer = Mutex<TransferSession?>(nil)
 
   /// Connects to `address` and opens the provider's service object with a transfer session.
   init(address: String, busName: String) throws(SecretError) {

@@ -1,36 +1,18 @@
 // AES-128-CBC with PKCS#7 padding for secrets crossing the bus in a DH session.
+import TransferCrypto
 
 enum TransferCipher {
-  static let ivLength = 16
-
   /// Decrypts `ciphertext` with `key` and `iv` into locked memory, checking the padding.
   static func decrypt(
     _ ciphertext: UnsafeRawBufferPointer, iv: UnsafeRawBufferPointer, key: SecureBuffer
   ) throws(CryptoError) -> SecureBuffer {
-    guard iv.count == ivLength else { throw .invalidIVLength(iv.count) }
-    guard ciphertext.count > 0, ciphertext.count % AES128CBC.blockSize == 0 else {
-      throw .invalidCiphertextLength(ciphertext.count)
-    }
     guard let plain = SecureBuffer(copying: ciphertext) else { throw .outOfSecureMemory }
-    do {
-      try key.withUnsafeBytes { keyBytes in
-        try plain.withUnsafeMutableBytes { data in
-          try AES128CBC.run(encrypt: false, key: keyBytes, iv: iv, data: data)
-        }
+    let plainCount = try key.withUnsafeBytes { (keyBytes) throws(CryptoError) in
+      try plain.withUnsafeMutableBytes { (data) throws(CryptoError) in
+        try PaddedCBC.decrypt(data, iv: iv, key: keyBytes)
       }
-    } catch {
-      throw .library(String(describing: error))
     }
-    // Check every padding byte without branching on secret data byte by byte.
-    let padding = plain.withUnsafeBytes { bytes -> Int? in
-      let last = Int(bytes[bytes.count - 1])
-      guard last >= 1, last <= AES128CBC.blockSize else { return nil }
-      var difference: UInt8 = 0
-      for index in (bytes.count - last)..<bytes.count { difference |= bytes[index] ^ UInt8(last) }
-      return difference == 0 ? last : nil
-    }
-    guard let padding else { throw .invalidPadding }
-    plain.truncate(to: plain.count - padding)
+    plain.truncate(to: plainCount)
     return plain
   }
 
@@ -48,7 +30,7 @@ enum TransferCipher {
       }
       for index in secret.count..<destination.count { destination[index] = UInt8(padding) }
     }
-    let iv = Gcrypt.nonce(count: ivLength)
+    let iv = Gcrypt.nonce(count: PaddedCBC.ivLength)
     do {
       try key.withUnsafeBytes { keyBytes in
         try iv.withUnsafeBytes { ivBytes in

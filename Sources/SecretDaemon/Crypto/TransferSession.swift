@@ -1,5 +1,6 @@
 // Transfer sessions: how secrets cross the bus for one client connection.
 import Synchronization
+import TransferCrypto
 
 /// Why a session could not be opened or used.
 enum SessionError: Error, Equatable {

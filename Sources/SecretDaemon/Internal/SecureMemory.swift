@@ -141,11 +141,11 @@ final class SecureBuffer: @unchecked Sendable {
 
   deinit { SecureMemory.free(pointer, capacity: capacity) }
 
-  func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+  func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
     try body(UnsafeRawBufferPointer(start: pointer, count: count))
   }
 
-  func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+  func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
     try body(UnsafeMutableRawBufferPointer(start: pointer, count: count))
   }
 

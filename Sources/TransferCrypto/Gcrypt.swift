@@ -1,24 +1,24 @@
-// libgcrypt wrappers: the only file that calls gcry_*.
+// libgcrypt wrappers: the only file that calls gcry_*, for both ends of a transfer session.
 import CGcrypt
 import Synchronization
 
 /// A failure inside libgcrypt, keeping its code and text.
-struct GcryptError: Error, CustomStringConvertible {
-  let code: UInt32
-  let operation: String
+package struct GcryptError: Error, CustomStringConvertible {
+  package let code: UInt32
+  package let operation: String
 
-  var description: String {
+  package var description: String {
     let text = gcry_strerror(code).map { String(cString: $0) } ?? "error \(code)"
     return "\(operation) failed: \(text)"
   }
 }
 
-enum Gcrypt {
+package enum Gcrypt {
   private static let initialized = Mutex(false)
 
   /// Initialises libgcrypt once: version check, a secure-memory pool for its own temporaries
   /// (MPIs and cipher contexts), no warnings on stderr. Wraps gcry_check_version, gcry_control.
-  static func initialize() {
+  package static func initialize() {
     initialized.withLock { done in
       guard !done else { return }
       done = true
@@ -31,7 +31,7 @@ enum Gcrypt {
   }
 
   /// Public random bytes such as IVs. Wraps gcry_create_nonce.
-  static func nonce(count: Int) -> [UInt8] {
+  package static func nonce(count: Int) -> [UInt8] {
     initialize()
     var bytes = [UInt8](repeating: 0, count: count)
     bytes.withUnsafeMutableBytes { raw in
@@ -42,7 +42,7 @@ enum Gcrypt {
 }
 
 /// A big integer, in secure memory when it holds a secret. Wraps gcry_mpi_t.
-final class BigInteger {
+package final class BigInteger {
   let raw: gcry_mpi_t
 
   private init(raw: gcry_mpi_t) { self.raw = raw }
@@ -50,7 +50,7 @@ final class BigInteger {
   deinit { gcry_mpi_release(raw) }
 
   /// Parses unsigned big-endian bytes of any length. Wraps gcry_mpi_scan(GCRYMPI_FMT_USG).
-  static func fromUnsignedBytes(_ bytes: UnsafeRawBufferPointer) throws(GcryptError) -> BigInteger {
+  package static func fromUnsignedBytes(_ bytes: UnsafeRawBufferPointer) throws(GcryptError) -> BigInteger {
     Gcrypt.initialize()
     var result: gcry_mpi_t?
     let code = gcry_mpi_scan(&result, GCRYMPI_FMT_USG, bytes.baseAddress, bytes.count, nil)
@@ -59,7 +59,7 @@ final class BigInteger {
   }
 
   /// Parses hexadecimal text. Wraps gcry_mpi_scan(GCRYMPI_FMT_HEX).
-  static func fromHex(_ text: String) throws(GcryptError) -> BigInteger {
+  package static func fromHex(_ text: String) throws(GcryptError) -> BigInteger {
     Gcrypt.initialize()
     var result: gcry_mpi_t?
     let code = text.withCString { gcry_mpi_scan(&result, GCRYMPI_FMT_HEX, $0, 0, nil) }
@@ -67,7 +67,7 @@ final class BigInteger {
     return BigInteger(raw: result)
   }
 
-  static func small(_ value: UInt) -> BigInteger? {
+  package static func small(_ value: UInt) -> BigInteger? {
     Gcrypt.initialize()
     guard let mpi = gcry_mpi_new(64) else { return nil }
     gcry_mpi_set_ui(mpi, value)
@@ -75,7 +75,7 @@ final class BigInteger {
   }
 
   /// A random secret exponent of `bits` bits, in secure memory. Wraps gcry_mpi_randomize.
-  static func randomSecret(bits: Int) -> BigInteger? {
+  package static func randomSecret(bits: Int) -> BigInteger? {
     Gcrypt.initialize()
     guard let mpi = gcry_mpi_snew(UInt32(bits)) else { return nil }
     gcry_mpi_randomize(mpi, UInt32(bits), GCRY_STRONG_RANDOM)
@@ -83,27 +83,27 @@ final class BigInteger {
   }
 
   /// `self ^ exponent mod modulus`, in secure memory. Wraps gcry_mpi_powm.
-  func power(_ exponent: BigInteger, modulo modulus: BigInteger) -> BigInteger? {
+  package func power(_ exponent: BigInteger, modulo modulus: BigInteger) -> BigInteger? {
     guard let result = gcry_mpi_snew(UInt32(modulus.bitCount)) else { return nil }
     gcry_mpi_powm(result, raw, exponent.raw, modulus.raw)
     return BigInteger(raw: result)
   }
 
-  func minus(_ value: UInt) -> BigInteger? {
+  package func minus(_ value: UInt) -> BigInteger? {
     guard let result = gcry_mpi_new(UInt32(bitCount)) else { return nil }
     gcry_mpi_sub_ui(result, raw, value)
     return BigInteger(raw: result)
   }
 
   /// Wraps gcry_mpi_cmp.
-  func compare(_ other: BigInteger) -> Int { Int(gcry_mpi_cmp(raw, other.raw)) }
+  package func compare(_ other: BigInteger) -> Int { Int(gcry_mpi_cmp(raw, other.raw)) }
 
   /// Wraps gcry_mpi_get_nbits.
-  var bitCount: Int { Int(gcry_mpi_get_nbits(raw)) }
+  package var bitCount: Int { Int(gcry_mpi_get_nbits(raw)) }
 
   /// Writes the value as unsigned big-endian bytes left-padded with zeros to `length`.
   /// Wraps gcry_mpi_print(GCRYMPI_FMT_USG).
-  func write(paddedTo length: Int, into output: UnsafeMutableRawBufferPointer) throws(GcryptError) {
+  package func write(paddedTo length: Int, into output: UnsafeMutableRawBufferPointer) throws(GcryptError) {
     var needed = 0
     var code = gcry_mpi_print(GCRYMPI_FMT_USG, nil, 0, &needed, raw)
     guard code == 0, needed <= length, output.count >= length, let base = output.baseAddress else {
@@ -118,11 +118,11 @@ final class BigInteger {
 }
 
 /// HMAC-SHA256 in secure memory. Wraps gcry_md_open, gcry_md_setkey, gcry_md_write, gcry_md_read.
-enum HMACSHA256 {
-  static let length = 32
+package enum HMACSHA256 {
+  package static let length = 32
 
   /// Writes HMAC(key, message) into `output` (32 bytes).
-  static func authenticate(
+  package static func authenticate(
     key: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
   ) throws(GcryptError) {
     Gcrypt.initialize()
@@ -143,10 +143,10 @@ enum HMACSHA256 {
 
 /// AES-128-CBC without padding, in place, with a context in secure memory.
 /// Wraps gcry_cipher_open, gcry_cipher_setkey, gcry_cipher_setiv, gcry_cipher_encrypt/decrypt.
-enum AES128CBC {
-  static let blockSize = 16
+package enum AES128CBC {
+  package static let blockSize = 16
 
-  static func run(
+  package static func run(
     encrypt: Bool, key: UnsafeRawBufferPointer, iv: UnsafeRawBufferPointer, data: UnsafeMutableRawBufferPointer
   ) throws(GcryptError) {
     Gcrypt.initialize()

@@ -1,0 +1,172 @@
+// Secrets read through a transfer session of our own. libsecret's session spends two 1024-bit
+// exponentiations and a start of libgcrypt's random pool on every new connection; this one
+// runs the same algorithm with short exponents (DiffieHellman.exponentBits), so a one-shot
+// read costs a fraction of that. Writes still go through libsecret, which opens its own
+// session when it first needs one.
+import CLibSecret
+import TransferCrypto
+
+/// The client's end of a transfer session on one connection.
+final class TransferSession: Sendable {
+  let path: String
+  /// The AES key; nil for a `plain` session.
+  let key: LockedBytes?
+
+  init(path: String, key: LockedBytes?) {
+    self.path = path
+    self.key = key
+  }
+}
+
+extension ServiceHandle {
+  static let dhAlgorithm = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
+
+  /// The secrets of unlocked items, by path, in one `GetSecrets` call; locked items and items
+  /// that have gone are left out.
+  func secrets(at paths: [String]) throws(SecretError) -> [String: SecretValue] {
+    guard !paths.isEmpty else { return [:] }
+    let session = try transferSession()
+    var arguments: [OpaquePointer?] = [objectPathArray(paths), g_variant_new_object_path(session.path)]
+    let reply = try callObject(
+      "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "GetSecrets", g_variant_new_tuple(&arguments, 2),
+      replyType: "(a{o(oayays)})")
+    defer { g_variant_unref(reply) }
+    let dictionary = g_variant_get_child_value(reply, 0)
+    defer { g_variant_unref(dictionary) }
+    var secrets: [String: SecretValue] = [:]
+    for index in 0..<g_variant_n_children(dictionary) {
+      let entry = g_variant_get_child_value(dictionary, index)
+      defer { g_variant_unref(entry) }
+      let path = stringValue(of: entry, at: 0)
+      let secret = g_variant_get_child_value(entry, 1)
+      defer { g_variant_unref(secret) }
+      secrets[path] = try open(secret, in: session, from: path)
+    }
+    return secrets
+  }
+
+  /// The secret of one unlocked item; nil when it is locked or gone.
+  func secret(at path: String) throws(SecretError) -> SecretValue? {
+    try secrets(at: [path])[path]
+  }
+
+  /// The session of this connection, opened on first use.
+  private func transferSession() throws(SecretError) -> TransferSession {
+    try transfer.withLock { (current: inout TransferSession?) throws(SecretError) -> TransferSession in
+      if let current { return current }
+      let opened = try openSession()
+      current = opened
+      return opened
+    }
+  }
+
+  /// Opens a DH session, or a plain one when the provider offers no other (as libsecret does).
+  private func openSession() throws(SecretError) -> TransferSession {
+    let pair = try crypto { () throws(CryptoError) in try DiffieHellman.makeKeyPair() }
+    let reply: OpaquePointer
+    do {
+      reply = try callOpenSession(Self.dhAlgorithm, input: byteArray(pair.publicKey))
+    } catch .dbus(let name, _) where name == "org.freedesktop.DBus.Error.NotSupported" {
+      let plain = try callOpenSession("plain", input: g_variant_new_string(""))
+      defer { g_variant_unref(plain) }
+      return TransferSession(path: stringValue(of: plain, at: 1), key: nil)
+    }
+    defer { g_variant_unref(reply) }
+    let boxed = g_variant_get_child_value(reply, 0)
+    defer { g_variant_unref(boxed) }
+    guard let output = g_variant_get_variant(boxed) else { throw Self.badReply("OpenSession gave no output") }
+    defer { g_variant_unref(output) }
+    guard "ay".withCString({ g_variant_is_of_type(output, g_variant_type_checked_($0)) }) != 0 else {
+      throw Self.badReply("OpenSession gave no DH public key")
+    }
+    let key = try crypto { () throws(CryptoError) in
+      let key = try LockedBytes(count: DiffieHellman.aesKeyLength)
+      try withBytes(of: output) { (peer) throws(CryptoError) in
+        try key.withUnsafeMutableBytes { (bytes) throws(CryptoError) in
+          try DiffieHellman.deriveKey(pair, peerKey: peer, into: bytes)
+        }
+      }
+      return key
+    }
+    return TransferSession(path: stringValue(of: reply, at: 1), key: key)
+  }
+
+  private func callOpenSession(_ algorithm: String, input: OpaquePointer) throws(SecretError) -> OpaquePointer {
+    var arguments: [OpaquePointer?] = [g_variant_new_string(algorithm), g_variant_new_variant(input)]
+    return try callObject(
+      "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "OpenSession", g_variant_new_tuple(&arguments, 2),
+      replyType: "(vo)")
+  }
+
+  /// The plain bytes of a `(oayays)` secret.
+  private func open(_ secret: OpaquePointer?, in session: TransferSession, from path: String) throws(SecretError)
+    -> SecretValue
+  {
+    let parameters = g_variant_get_child_value(secret, 1)
+    let value = g_variant_get_child_value(secret, 2)
+    defer { [value, parameters].forEach { g_variant_unref($0) } }
+    let contentType = stringValue(of: secret, at: 3)
+    guard let key = session.key else {
+      return SecretValue(bytes: withBytes(of: value) { Array($0) }, contentType: contentType)
+    }
+    // Decrypted in place in the array the value keeps, as libsecret's copy was before: a
+    // SecretValue holds its bytes in ordinary memory.
+    var bytes = withBytes(of: value) { Array($0) }
+    let decrypted: Result<Int, CryptoError> = bytes.withUnsafeMutableBytes { data in
+      withBytes(of: parameters) { iv in
+        key.withUnsafeBytes { keyBytes in
+          Result { () throws(CryptoError) in try PaddedCBC.decrypt(data, iv: iv, key: keyBytes) }
+        }
+      }
+    }
+    let count = try crypto { () throws(CryptoError) in try decrypted.get() }
+    bytes.removeLast(bytes.count - count)
+    return SecretValue(bytes: bytes, contentType: contentType)
+  }
+
+  private func crypto<T>(_ body: () throws(CryptoError) -> T) throws(SecretError) -> T {
+    do {
+      return try body()
+    } catch {
+      throw .dbus(
+        name: "org.freedesktop.DBus.Error.Failed",
+        message: "the transfer session with \(busName) failed (\(error)); the provider may be faulty, try again")
+    }
+  }
+
+  private static func badReply(_ what: String) -> SecretError {
+    .dbus(name: "org.freedesktop.DBus.Error.InvalidSignature", message: what)
+  }
+}
+
+/// Runs `body` with the bytes of an `ay` variant (valid while the variant lives).
+private func withBytes<T, E: Error>(of variant: OpaquePointer?, _ body: (UnsafeRawBufferPointer) throws(E) -> T)
+  throws(E)
+  -> T
+{
+  var count: gsize = 0
+  let base = g_variant_get_fixed_array(variant, &count, 1)
+  return try body(UnsafeRawBufferPointer(start: base, count: Int(count)))
+}
+
+/// A floating `ay` variant holding a copy of `bytes`.
+private func byteArray(_ bytes: [UInt8]) -> OpaquePointer {
+  bytes.withUnsafeBytes { raw in
+    "y".withCString { g_variant_new_fixed_array(g_variant_type_checked_($0), raw.baseAddress, gsize(raw.count), 1) }
+  }
+}
+
+/// A floating `ao` variant.
+private func objectPathArray(_ paths: [String]) -> OpaquePointer {
+  let children = paths.map { g_variant_new_object_path($0) }
+  return children.withUnsafeBufferPointer { buffer in
+    "o".withCString { g_variant_new_array(g_variant_type_checked_($0), buffer.baseAddress, gsize(buffer.count)) }
+  }
+}
+
+/// The string (or object path) child of a tuple.
+private func stringValue(of tuple: OpaquePointer?, at index: Int) -> String {
+  let child = g_variant_get_child_value(tuple, gsize(index))
+  defer { g_variant_unref(child) }
+  return String(cString: g_variant_get_string(child, nil))
+}

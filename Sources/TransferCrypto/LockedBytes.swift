@@ -1,0 +1,51 @@
+// Secret bytes of one process, in libgcrypt's pool of locked memory.
+import CGcrypt
+
+/// Bytes in libgcrypt's locked memory (never swapped), wiped when released.
+package final class LockedBytes: @unchecked Sendable {
+  // SAFETY: the bytes are written only while the value is being made, by the one thread making
+  // it (through `withUnsafeMutableBytes` before it is shared); after that they are only read,
+  // and they are wiped and freed exactly once, in deinit.
+  private let pointer: UnsafeMutableRawPointer
+  package let count: Int
+
+  /// `count` zero bytes.
+  package init(count: Int) throws(CryptoError) {
+    Gcrypt.initialize()
+    guard let pointer = gcry_calloc_secure(1, max(count, 1)) else { throw .outOfSecureMemory }
+    self.pointer = pointer
+    self.count = count
+  }
+
+  // gcry_free wipes secure memory before returning it to the pool.
+  deinit { gcry_free(pointer) }
+
+  package func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    try body(UnsafeRawBufferPointer(start: pointer, count: count))
+  }
+
+  package func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E)
+    -> R
+  {
+    try body(UnsafeMutableRawBufferPointer(start: pointer, count: count))
+  }
+}
+
+/// AES-128-CBC with PKCS#7 padding, as secrets cross the bus in a DH session.
+package enum PaddedCBC {
+  package static let ivLength = 16
+
+  /// Decrypts `data` in place with `key` and `iv` and checks its padding; returns the length of
+  /// the plain bytes at its start.
+  package static func decrypt(
+    _ data: UnsafeMutableRawBufferPointer, iv: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer
+  ) throws(CryptoError) -> Int {
+    guard iv.count == ivLength else { throw .invalidIVLength(iv.count) }
+    guard data.count > 0, data.count % AES128CBC.blockSize == 0 else {
+      throw .invalidCiphertextLength(data.count)
+    }
+    try DiffieHellman.library { try AES128CBC.run(encrypt: false, key: key, iv: iv, data: data) }
+    guard let padding = PKCS7.paddingLength(of: UnsafeRawBufferPointer(data)) else { throw .invalidPadding }
+    return data.count - padding
+  }
+}
