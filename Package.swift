@@ -12,6 +12,7 @@ let package = Package(
     .library(name: "Secrets", targets: ["Secrets"]),
     .library(name: "SharedState", targets: ["SharedState"]),
     .library(name: "SecretClient", targets: ["SecretClient"]),
+    .library(name: "SecretsOpenBao", targets: ["SecretsOpenBao"]),
     .executable(name: "secretd", targets: ["secretd"]),
     .executable(name: "secretctl", targets: ["secretctl"]),
   ],
@@ -30,6 +31,9 @@ let package = Package(
     // terminals), for every module.
     .target(name: "SystemCalls", swiftSettings: swiftSettings),
     .target(name: "Secrets", dependencies: ["SharedState", "SecretClient"], swiftSettings: swiftSettings),
+    // The same keys over OpenBao's KV v2 (HTTP, FoundationNetworking), for fleets; its own module so
+    // that nothing else loads libcurl.
+    .target(name: "SecretsOpenBao", dependencies: ["Secrets", "SecretClient"], swiftSettings: swiftSettings),
     .target(
       name: "SecretDaemon", dependencies: ["CLibSecret", "SystemCalls", "TransferCrypto"],
       swiftSettings: swiftSettings),
@@ -60,6 +64,9 @@ let package = Package(
     .testTarget(
       name: "SecretsTests",
       dependencies: ["Secrets", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example"],
+      swiftSettings: swiftSettings),
+    .testTarget(
+      name: "SecretsOpenBaoTests", dependencies: ["SecretsOpenBao", "Secrets", "SecretTestSupport"],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "SecretClientTests", dependencies: ["SecretClient", "SecretTestSupport"], swiftSettings: swiftSettings),

@@ -39,7 +39,7 @@ public struct SecretStorage: Sendable {
     @Sendable (_ attributes: [String: String], CollectionID, _ includeSecrets: Bool) throws -> [FoundItem]
   /// Where the item of an address was last found, when the storage remembers it: a change
   /// signalled for another item of the collection then costs that key no read.
-  var knownPath: @Sendable (SecretItemAddress) -> String? = { _ in nil }
+  package var knownPath: @Sendable (SecretItemAddress) -> String? = { _ in nil }
   /// Tells stores apart: keys share a value only when they use the same store.
   let identity = StoreIdentity()
   /// Whether this is ``inMemory()``: change notices and last writes then happen at once.

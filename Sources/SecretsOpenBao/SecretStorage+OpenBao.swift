@@ -1,0 +1,120 @@
+import Foundation
+public import Secrets
+import Synchronization
+
+extension SecretStorage {
+  /// Secrets in OpenBao's KV version 2 engine, for a program that runs on many machines: the
+  /// same ``Secrets/SecretKey`` declarations, set for a scope.
+  ///
+  /// ```swift
+  /// let fleet = SharedEnvironment.current.with { $0.secretStorage = .openBao(OpenBaoConfiguration()) }
+  /// fleet.withValue {
+  ///   @Shared(.secret(service: "com.example.deploy", account: "api")) var token: Token? = nil
+  /// }
+  /// ```
+  ///
+  /// - One KV secret per key, at `MOUNT/data/FOLDER/SERVICE/ACCOUNT` (characters other than
+  ///   letters, digits and `._@+-` in service and account are written `%XX`); the value's JSON
+  ///   is its field `value`. A secret without that field (written by hand with other fields)
+  ///   reads as the JSON object of its fields. The collection of an address does not apply.
+  /// - Absent (404, or the newest version deleted) is the default, with no error; sealed,
+  ///   forbidden, unreachable and every other failure are errors.
+  /// - Writes are check-and-set on the version this process last read or wrote: a change made
+  ///   by someone else meanwhile is never overwritten; the write fails with
+  ///   ``OpenBaoError/conflict(path:version:)`` and the newer value is loaded at the next poll.
+  /// - `nil` deletes the newest version (it can be undeleted; older versions stay).
+  /// - Undecodable contents need no backup: writing a new version keeps the old one in the
+  ///   secret's version history (`bao kv get -version=N`), as long as the mount's
+  ///   `max_versions` keeps it.
+  /// - Changes made elsewhere arrive by polling each watched secret's metadata once per
+  ///   ``OpenBaoConfiguration/pollInterval``: one small request per interval, no secret sent.
+  ///
+  /// - Parameter configuration: The servers, mount, folder, credentials and poll interval.
+  public static func openBao(_ configuration: OpenBaoConfiguration = OpenBaoConfiguration()) -> SecretStorage {
+    openBao(OpenBaoClient(configuration))
+  }
+
+  /// ``openBao(_:)-(OpenBaoConfiguration)`` over an existing client (sharing its token).
+  ///
+  /// - Parameter client: The client every key of the storage uses.
+  public static func openBao(_ client: OpenBaoClient) -> SecretStorage {
+    let versions = KVVersions()
+    let paths: @Sendable (SecretItemAddress) -> String = { address in
+      KVPath(address, folder: client.configuration.folder).text
+    }
+    var storage = SecretStorage(
+      read: { address in
+        let path = paths(address)
+        if let secret = try client.read(path) {
+          versions.saw(path, OpenBaoClient.VersionState(version: secret.version, isDeleted: false))
+          return Array(secret.field("value").map { Data($0.utf8) } ?? secret.data)
+        }
+        let state = try client.versionState(path)
+        versions.saw(path, state ?? OpenBaoClient.VersionState(version: 0, isDeleted: true))
+        return nil
+      },
+      write: { address, bytes in
+        let path = paths(address)
+        let base = try versions.base(of: path) { () throws(OpenBaoError) in try client.versionState(path)?.version ?? 0
+        }
+        do throws(OpenBaoError) {
+          let version = try client.write(
+            path, fields: ["value": String(decoding: bytes, as: UTF8.self)], checkAndSet: base)
+          versions.saw(path, OpenBaoClient.VersionState(version: version, isDeleted: false))
+        } catch {
+          if case .conflict = error { versions.forgetPolled(path) }
+          throw error
+        }
+      },
+      delete: { address in
+        let path = paths(address)
+        guard let current = try client.versionState(path), !current.isDeleted else { return }
+        if let base = versions.known(path), base != current.version {
+          versions.forgetPolled(path)
+          throw OpenBaoError.conflict(path: client.dataPath(path, mount: nil), version: current.version)
+        }
+        try client.delete(path)
+        versions.saw(path, OpenBaoClient.VersionState(version: current.version, isDeleted: true))
+      },
+      backup: { _, _, _ in },
+      watch: { _, onChange in
+        let poller = KVPoller(client: client, versions: versions, onChange: onChange)
+        return SharedSubscription { poller.stop() }
+      }
+    )
+    storage.knownPath = { versions.isKnown(paths($0)) ? paths($0) : nil }
+    return storage
+  }
+}
+
+/// The KV path of an address: `FOLDER/SERVICE/ACCOUNT`.
+struct KVPath {
+  let text: String
+
+  init(_ address: SecretItemAddress, folder: String) {
+    text = ([folder] + [address.service, address.account].map(Self.escaped)).filter { !$0.isEmpty }
+      .joined(separator: "/")
+  }
+
+  /// `%XX` for every byte but letters, digits and `._@+-`: a `/` in a service cannot make a folder.
+  static func escaped(_ component: String) -> String {
+    var text = ""
+    for byte in component.utf8 {
+      switch byte {
+      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "@"),
+        UInt8(ascii: "+"), UInt8(ascii: "-"):
+        text.unicodeScalars.append(Unicode.Scalar(byte))
+      default:
+        text += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+      }
+    }
+    return text
+  }
+}
+
+extension String {
+  fileprivate func leftPadded(to width: Int) -> String {
+    String(repeating: "0", count: max(0, width - count)) + self
+  }
+}
