@@ -6,6 +6,10 @@ import Synchronization
 struct HTTPResponse: Sendable {
   let status: Int
   let body: Data
+  /// Where a redirect points.
+  var location: String? = nil
+  /// The storage index the answer reflects (`X-Vault-Index`), for read-after-write consistency.
+  var index: String? = nil
 
   /// The body as a JSON object, when it is one.
   var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
@@ -27,7 +31,7 @@ final class HTTPTransport: Sendable {
     configuration.urlCache = nil
     configuration.httpCookieStorage = nil
     configuration.timeoutIntervalForRequest = timeout.seconds
-    session = URLSession(configuration: configuration)
+    session = URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
   }
 
   deinit { session.invalidateAndCancel() }
@@ -40,7 +44,10 @@ final class HTTPTransport: Sendable {
     let task = session.dataTask(with: request) { data, response, error in
       let result: Result<HTTPResponse, TransportFailure>
       if let response = response as? HTTPURLResponse, error == nil {
-        result = .success(HTTPResponse(status: response.statusCode, body: data ?? Data()))
+        result = .success(
+          HTTPResponse(
+            status: response.statusCode, body: data ?? Data(), location: response.value(forHTTPHeaderField: "Location"))
+        )
       } else {
         result = .failure(TransportFailure(reason: error.map { $0.localizedDescription } ?? "no HTTP answer"))
       }
@@ -51,6 +58,17 @@ final class HTTPTransport: Sendable {
     done.wait()
     guard let result = outcome.withLock({ $0 }) else { throw TransportFailure(reason: "no answer") }
     return try result.get()
+  }
+}
+
+/// Hands redirects to the caller instead of following them: a standby points at the node it
+/// believes active, which may be the one that just died, and only the caller knows the others.
+final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
+  func urlSession(
+    _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+  ) {
+    completionHandler(nil)
   }
 }
 

@@ -20,6 +20,10 @@ public final class OpenBaoClient: Sendable {
   let tokens: TokenKeeper
   /// The server that answered last: the next request starts there.
   private let preferred = Atomic<Int>(0)
+  /// The storage index of the last answer. Standby nodes serve reads from their own copy,
+  /// which may lag; sent back, it makes any node answer only once it has caught up with
+  /// everything this client saw, so a read after a write sees that write.
+  private let index = Mutex<String?>(nil)
 
   /// A client; nothing is sent until the first request.
   ///
@@ -155,8 +159,8 @@ public final class OpenBaoClient: Sendable {
 
   /// Sends a request to the first server that can answer it: a server that cannot be reached,
   /// is sealed, or is a standby with no active node to forward to is skipped. While a cluster
-  /// elects a leader (some server answered but none is active), rounds are repeated for up to
-  /// the request timeout.
+  /// recovers from losing its leader (see `isPassing`), rounds are repeated for up to the
+  /// request timeout.
   func sendToCluster(_ method: String, _ location: String, body: Data?, token: String?) throws(OpenBaoError)
     -> HTTPResponse
   {
@@ -171,21 +175,32 @@ public final class OpenBaoClient: Sendable {
       let start = preferred.load(ordering: .relaxed)
       for offset in 0..<addresses.count {
         let index = (start + offset) % addresses.count
-        let request = makeRequest(method, addresses[index], location, body: body, token: token)
-        let response: HTTPResponse
+        let request = makeRequest(method, Self.url(addresses[index], location), body: body, token: token)
+        var response: HTTPResponse
         do throws(TransportFailure) { response = try transport.send(request) } catch {
           failures.append(error.reason)
           continue
+        }
+        // A standby that does not forward names the active node: one hop there. When that node
+        // cannot be reached, the standby's view is stale: the cluster is electing.
+        if (301...308).contains(response.status), let target = response.location.flatMap(URL.init(string:)) {
+          do throws(TransportFailure) {
+            response = try transport.send(makeRequest(method, target, body: body, token: token))
+          } catch {
+            electing = true
+            continue
+          }
         }
         if response.status == 503, response.errorText.contains("sealed") {
           sealed = addresses[index].absoluteString
           continue
         }
-        if (500...503).contains(response.status), response.errorText.contains("active") {
+        if Self.isPassing(response) {
           electing = true
           continue
         }
         preferred.store(index, ordering: .relaxed)
+        if let seen = response.index { self.index.withLock { $0 = seen } }
         return response
       }
       if electing, ContinuousClock.now + pause < deadline {
@@ -200,6 +215,15 @@ public final class OpenBaoClient: Sendable {
     }
   }
 
+  /// Whether the answer is a state a cluster passes through: no active node yet, a new active
+  /// node still preparing its KV mounts, a node not yet at the storage index asked for.
+  static func isPassing(_ response: HTTPResponse) -> Bool {
+    let text = response.errorText
+    return ((500...503).contains(response.status) && text.contains("active"))
+      || (response.status == 400 && text.contains("Waiting for the primary"))
+      || response.status == 412 || text.contains("storage index")
+  }
+
   /// `ADDRESS/v1/LOCATION`, the location's characters that a path cannot hold percent-encoded
   /// (a `%` too: KV names made from service and account hold escapes of their own).
   static func url(_ address: URL, _ location: String) -> URL {
@@ -211,15 +235,14 @@ public final class OpenBaoClient: Sendable {
     return URL(string: base + "/v1/" + encoded) ?? address
   }
 
-  private func makeRequest(_ method: String, _ address: URL, _ location: String, body: Data?, token: String?)
-    -> URLRequest
-  {
-    var request = URLRequest(url: Self.url(address, location))
+  private func makeRequest(_ method: String, _ url: URL, body: Data?, token: String?) -> URLRequest {
+    var request = URLRequest(url: url)
     request.httpMethod = method
     request.httpBody = body
     request.cachePolicy = .reloadIgnoringLocalCacheData
     if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
     if let token { request.setValue(token, forHTTPHeaderField: "X-Vault-Token") }
+    if let seen = index.withLock({ $0 }) { request.setValue(seen, forHTTPHeaderField: "X-Vault-Index") }
     return request
   }
 }

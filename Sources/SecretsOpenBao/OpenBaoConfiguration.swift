@@ -1,4 +1,5 @@
 public import Foundation
+public import SecretClient
 
 /// Where and how ``OpenBaoClient`` reaches OpenBao: the servers of a cluster, the KV v2 mount,
 /// the credentials, and how often watched secrets are polled.
@@ -67,7 +68,8 @@ public enum OpenBaoAuthentication: Sendable {
   /// expires, so a rotated file is picked up.
   case tokenFile(String)
   /// A token kept in the Secret Service (`secretctl set bao token`): nothing secret in a file.
-  case secretService(service: String, account: String)
+  /// Read through `client`, the session bus's provider by default.
+  case secretService(service: String, account: String, client: SecretClient = SecretClient())
   /// An AppRole login (`auth/approle/login`), made again when the token expires.
   case appRole(roleID: String, secretID: SecretIDSource)
 
@@ -75,7 +77,7 @@ public enum OpenBaoAuthentication: Sendable {
   public enum SecretIDSource: Sendable {
     /// Given by the program.
     case value(String)
-    /// Kept in the Secret Service.
-    case secretService(service: String, account: String)
+    /// Kept in the Secret Service, read through `client`.
+    case secretService(service: String, account: String, client: SecretClient = SecretClient())
   }
 }

@@ -73,8 +73,8 @@ final class TokenKeeper: Sendable {
         let line = String(decoding: contents, as: UTF8.self).split(whereSeparator: \.isNewline).first, !line.isEmpty
       else { throw .noToken("the token file \(path) cannot be read or is empty") }
       return String(line)
-    case .secretService(let service, let account):
-      return try Self.keptSecret(service: service, account: account)
+    case .secretService(let service, let account, let client):
+      return try Self.keptSecret(service: service, account: account, client: client)
     case .appRole: throw .noToken("an AppRole gives its token by logging in")
     }
   }
@@ -82,13 +82,16 @@ final class TokenKeeper: Sendable {
   private static func text(of source: OpenBaoAuthentication.SecretIDSource) throws(OpenBaoError) -> String {
     switch source {
     case .value(let text): text
-    case .secretService(let service, let account): try keptSecret(service: service, account: account)
+    case .secretService(let service, let account, let client):
+      try keptSecret(service: service, account: account, client: client)
     }
   }
 
-  private static func keptSecret(service: String, account: String) throws(OpenBaoError) -> String {
+  private static func keptSecret(service: String, account: String, client: SecretClient) throws(OpenBaoError)
+    -> String
+  {
     let value: SecretValue?
-    do throws(SecretError) { value = try SecretClient().read(service: service, account: account) } catch {
+    do throws(SecretError) { value = try client.read(service: service, account: account) } catch {
       throw .noToken("the Secret Service could not give service \(service), account \(account): \(error)")
     }
     guard let text = value?.text, !text.isEmpty else {

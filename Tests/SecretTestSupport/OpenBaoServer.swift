@@ -126,3 +126,13 @@ public func freeLoopbackPort() throws -> Int {
   guard bound else { throw HarnessError("cannot bind a loopback socket") }
   return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// `count` distinct loopback TCP ports nobody listens on now.
+public func freeLoopbackPorts(_ count: Int) throws -> [Int] {
+  var ports: [Int] = []
+  while ports.count < count {
+    let port = try freeLoopbackPort()
+    if !ports.contains(port) { ports.append(port) }
+  }
+  return ports
+}

@@ -6,187 +6,183 @@ import Testing
 
 // `@Shared(.secret(…))` unchanged, over a real `bao server -dev`: the semantics of the Secret
 // Service store, plus check-and-set.
-@Suite("SecretKey over OpenBao", .serialized)
-struct OpenBaoKeyTests {
-  @Test func anAbsentSecretIsTheDefaultWithNoError() async throws {
-    try await withOpenBao { server in
-      try await withOpenBaoKeys(server) { _ in
-        @Shared(.secret(service: "absent", account: "a")) var token: Token? = nil
-        #expect(token == nil)
-        #expect($token.loadError == nil)
-        // Positive control: a secret that is there is read.
-        try server.put("present/a", #"{"value":"x","expires":1}"#)
-        @Shared(.secret(service: "present", account: "a")) var present: Token? = nil
-        #expect(present == Token(value: "x", expires: 1))
-      }
-    }
-  }
-
-  @Test func anExplicitSaveIsInOpenBaoWhenItReturns() async throws {
-    try await withOpenBao { server in
-      try await withOpenBaoKeys(server) { _ in
-        @Shared(.secret(service: "com.example/tool", account: "api key")) var token: Token? = nil
-        $token.withLock { $0 = Token(value: "s3cret", expires: 7) }
-        try await $token.save()
-        let stored = try #require(try server.value(at: "com.example%2Ftool/api%20key"))
-        #expect(try JSONDecoder().decode(Token.self, from: Data(stored.utf8)) == Token(value: "s3cret", expires: 7))
-      }
-    }
-  }
-
-  @Test func mutationsInOneWindowMakeOneVersion() async throws {
-    try await withOpenBao { server in
-      try await withOpenBaoKeys(server) { clock in
-        @Shared(.secret(service: "batch", account: "a")) var counter: Int = 0
-        for _ in 0..<1_000 { $counter.withLock { $0 += 1 } }
-        #expect(try server.value(at: "batch/a") == nil)
-        clock.advance(by: .seconds(1))
-        try await eventually("the batched write") { try server.value(at: "batch/a") == "1000" }
-        #expect(try server.version(of: "batch/a") == 1)
-      }
-    }
-  }
-
-  @Test func writingNilDeletesTheNewestVersionAndKeepsTheOlderOnes() async throws {
-    try await withOpenBao { server in
-      try await withOpenBaoKeys(server) { _ in
-        @Shared(.secret(service: "gone", account: "a")) var token: Token? = nil
-        $token.withLock { $0 = Token(value: "x", expires: 3) }
-        try await $token.save()
-        $token.withLock { $0?.expires = 4 }
-        try await $token.save()
-        #expect(try server.value(at: "gone/a") != nil)
-        $token.withLock { $0 = nil }
-        try await $token.save()
-        #expect(try server.value(at: "gone/a") == nil)
-        let older = try server.bao(["kv", "get", "-version=1", "-field=value", "secret/gone/a"])
-        #expect(older.status == 0, "version 1 should still be there")
-        // Written again after the delete: check-and-set counts the deleted version.
-        $token.withLock { $0 = Token(value: "y", expires: 4) }
-        try await $token.save()
-        #expect(try server.version(of: "gone/a") == 3)
-      }
-    }
-  }
-
-  @Test func aChangeByBaoKvPutArrivesLive() async throws {
-    try await withOpenBao { server in
-      try await withOpenBaoKeys(server) { _ in
-        @Shared(.secret(service: "live", account: "a")) var token: Token? = nil
-        $token.withLock { $0 = Token(value: "mine", expires: 1) }
-        try await $token.save()
-        try server.put("live/a", #"{"value":"theirs","expires":2}"#)
-        let shared = $token
-        try await eventually("the change to arrive") { shared.wrappedValue == Token(value: "theirs", expires: 2) }
-        try server.bao(["kv", "delete", "secret/live/a"]).expectSuccess()
-        try await eventually("the deletion to arrive") { shared.wrappedValue == nil }
-      }
-    }
-  }
-
-  @Test func aWriteOverAnotherProcesssChangeIsAConflictAndTheNewerValueIsLoaded() async throws {
-    try await withOpenBao { server in
-      // Polls too rarely to see the other process's change before the save.
-      try await withOpenBaoKeys(server, configuration: server.configuration(pollInterval: .seconds(3600))) { _ in
-        @Shared(.secret(service: "cas", account: "a")) var token: Token? = nil
-        $token.withLock { $0 = Token(value: "first", expires: 1) }
-        try await $token.save()
-        try server.put("cas/a", #"{"value":"other process","expires":2}"#)
-        $token.withLock { $0 = Token(value: "mine", expires: 3) }
-        await #expect(throws: OpenBaoError.self) { try await $token.save() }
-        let stored = try #require(try server.value(at: "cas/a"))
-        #expect(stored.contains("other process"), "the other process's version was overwritten")
-        #expect(try server.version(of: "cas/a") == 2)
-        try await $token.load()
-        #expect(token == Token(value: "other process", expires: 2))
-        // After loading the newer value, a write goes through.
-        $token.withLock { $0?.expires = 9 }
-        try await $token.save()
-        #expect(try server.version(of: "cas/a") == 3)
-      }
-    }
-  }
-
-  @Test func aConflictFoundByABatchedWriteLoadsTheNewerValueWithoutHelp() async throws {
-    try await withOpenBao { server in
-      try await withOpenBaoKeys(server) { clock in
-        @Shared(.secret(service: "cas-batch", account: "a")) var token: Token? = nil
-        $token.withLock { $0 = Token(value: "first", expires: 1) }
-        try await $token.save()
-        $token.withLock { $0 = Token(value: "pending", expires: 2) }
-        try server.put("cas-batch/a", #"{"value":"other process","expires":3}"#)
-        clock.advance(by: .seconds(1))
-        clock.advance(by: .seconds(1))
-        let shared = $token
-        try await eventually("the conflict to be reported") { shared.saveError is OpenBaoError }
-        try await eventually("the newer value to be loaded") {
-          shared.wrappedValue == Token(value: "other process", expires: 3)
+extension OpenBaoTests {
+  @Suite("SecretKey over OpenBao")
+  struct OpenBaoKeyTests {
+    @Test func anAbsentSecretIsTheDefaultWithNoError() async throws {
+      try await withOpenBao { server in
+        try await withOpenBaoKeys(server) { _ in
+          @Shared(.secret(service: "absent", account: "a")) var token: Token? = nil
+          #expect(token == nil)
+          #expect($token.loadError == nil)
+          // Positive control: a secret that is there is read.
+          try server.put("present/a", #"{"value":"x","expires":1}"#)
+          @Shared(.secret(service: "present", account: "a")) var present: Token? = nil
+          #expect(present == Token(value: "x", expires: 1))
         }
-        #expect(try server.version(of: "cas-batch/a") == 2)
       }
     }
-  }
 
-  @Test func aSealedServerIsAnErrorAndTheValueIsKept() async throws {
-    try await withOpenBao { server in
-      try await withOpenBaoKeys(server) { _ in
-        @Shared(.secret(service: "sealed", account: "a")) var token: Token? = nil
-        $token.withLock { $0 = Token(value: "kept", expires: 1) }
-        try await $token.save()
-        try server.bao(["operator", "seal"]).expectSuccess()
-        $token.withLock { $0 = Token(value: "while sealed", expires: 2) }
-        do {
+    @Test func anExplicitSaveIsInOpenBaoWhenItReturns() async throws {
+      try await withOpenBao { server in
+        try await withOpenBaoKeys(server) { _ in
+          @Shared(.secret(service: "com.example/tool", account: "api key")) var token: Token? = nil
+          $token.withLock { $0 = Token(value: "s3cret", expires: 7) }
           try await $token.save()
-          Issue.record("a save to a sealed server succeeded")
-        } catch {
-          #expect("\(error)".contains("sealed"))
-          #expect("\(error)".contains("bao operator unseal"))
-          #expect(!"\(error)".contains("while sealed"), "an error quotes the secret")
+          let stored = try #require(try server.value(at: "com.example%2Ftool/api%20key"))
+          #expect(try JSONDecoder().decode(Token.self, from: Data(stored.utf8)) == Token(value: "s3cret", expires: 7))
         }
-        await #expect(throws: OpenBaoError.self) { try await $token.load() }
-        #expect(token == Token(value: "while sealed", expires: 2), "the local value was dropped")
-        try server.bao(["operator", "unseal", server.unsealKey]).expectSuccess()
-        #expect(try server.value(at: "sealed/a")?.contains("kept") == true)
-        try await $token.save()
-        #expect(try server.value(at: "sealed/a")?.contains("while sealed") == true)
       }
     }
-  }
 
-  @Test func anUnreachableServerIsAnErrorThatSaysWhereItLooked() async throws {
-    let port = try freeLoopbackPort()
-    let configuration = OpenBaoConfiguration(
-      addresses: [URL(string: "http://127.0.0.1:\(port)")!], authentication: .token("t"),
-      requestTimeout: .seconds(2))
-    var environment = SharedEnvironment.test()
-    environment.secretStorage = .openBao(configuration)
-    try environment.withValue {
-      @Shared(.secret(service: "nowhere", account: "a")) var token: Token? = Token(value: "default", expires: 0)
-      let error = try #require($token.loadError)
-      #expect("\(error)".contains("127.0.0.1:\(port)"))
-      #expect("\(error)".contains("cannot be reached"))
-      #expect(token == Token(value: "default", expires: 0))
-    }
-  }
-
-  @Test func undecodableContentsAreAnErrorAndStayInTheVersionHistory() async throws {
-    try await withOpenBao { server in
-      try server.put("odd/a", "not json")
-      try await withOpenBaoKeys(server) { _ in
-        @Shared(.secret(service: "odd", account: "a")) var token: Token? = nil
-        #expect($token.loadError is SecretKeyError)
-        #expect(!"\($token.loadError.map { "\($0)" } ?? "")".contains("not json"))
-        $token.withLock { $0 = Token(value: "new", expires: 1) }
-        try await $token.save()
-        let first = try server.bao(["kv", "get", "-version=1", "-field=value", "secret/odd/a"])
-        #expect(first.stdoutText == "not json")
+    @Test func mutationsInOneWindowMakeOneVersion() async throws {
+      try await withOpenBao { server in
+        try await withOpenBaoKeys(server) { clock in
+          @Shared(.secret(service: "batch", account: "a")) var counter: Int = 0
+          for _ in 0..<1_000 { $counter.withLock { $0 += 1 } }
+          #expect(try server.value(at: "batch/a") == nil)
+          clock.advance(by: .seconds(1))
+          try await eventually("the batched write") { try server.value(at: "batch/a") == "1000" }
+          #expect(try server.version(of: "batch/a") == 1)
+        }
       }
     }
-  }
-}
 
-extension ProcessOutput {
-  func expectSuccess() throws {
-    guard status == 0 else { throw HarnessError("exit \(status): \(stderrText)") }
+    @Test func writingNilDeletesTheNewestVersionAndKeepsTheOlderOnes() async throws {
+      try await withOpenBao { server in
+        try await withOpenBaoKeys(server) { _ in
+          @Shared(.secret(service: "gone", account: "a")) var token: Token? = nil
+          $token.withLock { $0 = Token(value: "x", expires: 3) }
+          try await $token.save()
+          $token.withLock { $0?.expires = 4 }
+          try await $token.save()
+          #expect(try server.value(at: "gone/a") != nil)
+          $token.withLock { $0 = nil }
+          try await $token.save()
+          #expect(try server.value(at: "gone/a") == nil)
+          let older = try server.bao(["kv", "get", "-version=1", "-field=value", "secret/gone/a"])
+          #expect(older.status == 0, "version 1 should still be there")
+          // Written again after the delete: check-and-set counts the deleted version.
+          $token.withLock { $0 = Token(value: "y", expires: 4) }
+          try await $token.save()
+          #expect(try server.version(of: "gone/a") == 3)
+        }
+      }
+    }
+
+    @Test func aChangeByBaoKvPutArrivesLive() async throws {
+      try await withOpenBao { server in
+        try await withOpenBaoKeys(server) { _ in
+          @Shared(.secret(service: "live", account: "a")) var token: Token? = nil
+          $token.withLock { $0 = Token(value: "mine", expires: 1) }
+          try await $token.save()
+          try server.put("live/a", #"{"value":"theirs","expires":2}"#)
+          let shared = $token
+          try await eventually("the change to arrive") { shared.wrappedValue == Token(value: "theirs", expires: 2) }
+          try server.bao(["kv", "delete", "secret/live/a"]).expectSuccess()
+          try await eventually("the deletion to arrive") { shared.wrappedValue == nil }
+        }
+      }
+    }
+
+    @Test func aWriteOverAnotherProcesssChangeIsAConflictAndTheNewerValueIsLoaded() async throws {
+      try await withOpenBao { server in
+        // Polls too rarely to see the other process's change before the save.
+        try await withOpenBaoKeys(server, configuration: server.configuration(pollInterval: .seconds(3600))) { _ in
+          @Shared(.secret(service: "cas", account: "a")) var token: Token? = nil
+          $token.withLock { $0 = Token(value: "first", expires: 1) }
+          try await $token.save()
+          try server.put("cas/a", #"{"value":"other process","expires":2}"#)
+          $token.withLock { $0 = Token(value: "mine", expires: 3) }
+          await #expect(throws: OpenBaoError.self) { try await $token.save() }
+          let stored = try #require(try server.value(at: "cas/a"))
+          #expect(stored.contains("other process"), "the other process's version was overwritten")
+          #expect(try server.version(of: "cas/a") == 2)
+          try await $token.load()
+          #expect(token == Token(value: "other process", expires: 2))
+          // After loading the newer value, a write goes through.
+          $token.withLock { $0?.expires = 9 }
+          try await $token.save()
+          #expect(try server.version(of: "cas/a") == 3)
+        }
+      }
+    }
+
+    @Test func aConflictFoundByABatchedWriteLoadsTheNewerValueWithoutHelp() async throws {
+      try await withOpenBao { server in
+        try await withOpenBaoKeys(server) { clock in
+          @Shared(.secret(service: "cas-batch", account: "a")) var token: Token? = nil
+          $token.withLock { $0 = Token(value: "first", expires: 1) }
+          try await $token.save()
+          $token.withLock { $0 = Token(value: "pending", expires: 2) }
+          try server.put("cas-batch/a", #"{"value":"other process","expires":3}"#)
+          clock.advance(by: .seconds(1))
+          clock.advance(by: .seconds(1))
+          let shared = $token
+          try await eventually("the conflict to be reported") { shared.saveError is OpenBaoError }
+          try await eventually("the newer value to be loaded") {
+            shared.wrappedValue == Token(value: "other process", expires: 3)
+          }
+          #expect(try server.version(of: "cas-batch/a") == 2)
+        }
+      }
+    }
+
+    @Test func aSealedServerIsAnErrorAndTheValueIsKept() async throws {
+      try await withOpenBao { server in
+        try await withOpenBaoKeys(server) { _ in
+          @Shared(.secret(service: "sealed", account: "a")) var token: Token? = nil
+          $token.withLock { $0 = Token(value: "kept", expires: 1) }
+          try await $token.save()
+          try server.bao(["operator", "seal"]).expectSuccess()
+          $token.withLock { $0 = Token(value: "while sealed", expires: 2) }
+          do {
+            try await $token.save()
+            Issue.record("a save to a sealed server succeeded")
+          } catch {
+            #expect("\(error)".contains("sealed"))
+            #expect("\(error)".contains("bao operator unseal"))
+            #expect(!"\(error)".contains("while sealed"), "an error quotes the secret")
+          }
+          await #expect(throws: OpenBaoError.self) { try await $token.load() }
+          #expect(token == Token(value: "while sealed", expires: 2), "the local value was dropped")
+          try server.bao(["operator", "unseal", server.unsealKey]).expectSuccess()
+          #expect(try server.value(at: "sealed/a")?.contains("kept") == true)
+          try await $token.save()
+          #expect(try server.value(at: "sealed/a")?.contains("while sealed") == true)
+        }
+      }
+    }
+
+    @Test func anUnreachableServerIsAnErrorThatSaysWhereItLooked() async throws {
+      let port = try freeLoopbackPort()
+      let configuration = OpenBaoConfiguration(
+        addresses: [URL(string: "http://127.0.0.1:\(port)")!], authentication: .token("t"),
+        requestTimeout: .seconds(2))
+      var environment = SharedEnvironment.test()
+      environment.secretStorage = .openBao(configuration)
+      try environment.withValue {
+        @Shared(.secret(service: "nowhere", account: "a")) var token: Token? = Token(value: "default", expires: 0)
+        let error = try #require($token.loadError)
+        #expect("\(error)".contains("127.0.0.1:\(port)"))
+        #expect("\(error)".contains("cannot be reached"))
+        #expect(token == Token(value: "default", expires: 0))
+      }
+    }
+
+    @Test func undecodableContentsAreAnErrorAndStayInTheVersionHistory() async throws {
+      try await withOpenBao { server in
+        try server.put("odd/a", "not json")
+        try await withOpenBaoKeys(server) { _ in
+          @Shared(.secret(service: "odd", account: "a")) var token: Token? = nil
+          #expect($token.loadError is SecretKeyError)
+          #expect(!"\($token.loadError.map { "\($0)" } ?? "")".contains("not json"))
+          $token.withLock { $0 = Token(value: "new", expires: 1) }
+          try await $token.save()
+          let first = try server.bao(["kv", "get", "-version=1", "-field=value", "secret/odd/a"])
+          #expect(first.stdoutText == "not json")
+        }
+      }
+    }
   }
 }

@@ -2,6 +2,11 @@ import Foundation
 import SecretTestSupport
 import Secrets
 import SecretsOpenBao
+import Testing
+
+/// Every OpenBao suite, one test at a time: servers bind loopback ports, and each is a few hundred
+/// megabytes of Go.
+@Suite(.serialized) struct OpenBaoTests {}
 
 struct Token: Codable, Sendable, Equatable {
   var value: String

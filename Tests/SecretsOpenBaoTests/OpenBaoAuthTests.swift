@@ -1,0 +1,128 @@
+import Foundation
+import SecretClient
+import SecretTestSupport
+import Secrets
+import SecretsOpenBao
+import Testing
+
+// Where the token comes from, and how it is kept alive: against a real `bao server -dev`.
+extension OpenBaoTests {
+  @Suite("OpenBao tokens and servers")
+  struct OpenBaoAuthTests {
+    @Test func aTokenIsRenewedBeforeItExpiresWhileItsKeyIsInUse() async throws {
+      try await withOpenBao { server in
+        let token = try server.createToken(ttl: "3s")
+        let unused = try server.createToken(ttl: "3s")
+        let configuration = server.configuration(authentication: .token(token), pollInterval: .milliseconds(200))
+        try await withOpenBaoKeys(server, configuration: configuration) { _ in
+          @Shared(.secret(service: "renewed", account: "a")) var counter: Int = 0
+          #expect($counter.loadError == nil)
+          // The poller's requests keep the token in use; the same token unused expires.
+          try await eventually("an unused token of the same time to live to expire", seconds: 30) {
+            try server.bao(["token", "lookup", unused]).status != 0
+          }
+          #expect(try server.bao(["token", "lookup", token]).status == 0, "the token in use was not renewed")
+          $counter.withLock { $0 = 1 }
+          try await $counter.save()
+          #expect(try server.value(at: "renewed/a") == "1")
+        }
+      }
+    }
+
+    @Test func anAppRoleLogsInAgainWhenItsTokenCanNoLongerBeRenewed() async throws {
+      try await withOpenBao { server in
+        let (roleID, secretID) = try server.makeAppRole(tokenTTL: "2s")
+        let configuration = server.configuration(
+          authentication: .appRole(roleID: roleID, secretID: .value(secretID)), pollInterval: .seconds(3600))
+        try await withOpenBaoKeys(server, configuration: configuration) { _ in
+          @Shared(.secret(service: "approle", account: "a")) var counter: Int = 0
+          $counter.withLock { $0 = 1 }
+          try await $counter.save()
+          // A login made now gives a token that expires with the key's: wait until it has.
+          let control = try server.appRoleLogin(roleID: roleID, secretID: secretID)
+          try await eventually("a token of the role to expire", seconds: 30) {
+            try server.bao(["token", "lookup", control]).status != 0
+          }
+          $counter.withLock { $0 = 2 }
+          try await $counter.save()
+          #expect(try server.value(at: "approle/a") == "2")
+        }
+      }
+    }
+
+    @Test func theTokenCanBeKeptInTheSecretService() async throws {
+      try await withOpenBao { server in
+        try await withProvider(.secretd) { instance in
+          try await instance.client().write(SecretValue(server.rootToken), service: "openbao", account: "token")
+          let configuration = server.configuration(
+            authentication: .secretService(service: "openbao", account: "token", client: instance.client()))
+          try await withOpenBaoKeys(server, configuration: configuration) { _ in
+            @Shared(.secret(service: "kept", account: "a")) var counter: Int = 0
+            $counter.withLock { $0 = 5 }
+            try await $counter.save()
+            #expect(try server.value(at: "kept/a") == "5")
+          }
+          // Positive control: with nothing kept there, there is no token.
+          let missing = server.configuration(
+            authentication: .secretService(service: "openbao", account: "nobody", client: instance.client()))
+          try await withOpenBaoKeys(server, configuration: missing) { _ in
+            @Shared(.secret(service: "kept", account: "a")) var counter: Int = 0
+            #expect("\($counter.loadError.map { "\($0)" } ?? "")".contains("no OpenBao token"))
+          }
+        }
+      }
+    }
+
+    @Test func aServerThatIsDownIsSkippedForTheNextOne() async throws {
+      try await withOpenBao { server in
+        let down = "http://127.0.0.1:\(try freeLoopbackPort())"
+        let configuration = server.configuration(addresses: [down, server.address])
+        try await withOpenBaoKeys(server, configuration: configuration) { _ in
+          @Shared(.secret(service: "failover", account: "a")) var counter: Int = 0
+          #expect($counter.loadError == nil)
+          $counter.withLock { $0 = 3 }
+          try await $counter.save()
+          #expect(try server.value(at: "failover/a") == "3")
+        }
+      }
+    }
+  }
+}
+
+extension OpenBaoServer {
+  /// A renewable child token of the root token with time to live `ttl`.
+  func createToken(ttl: String) throws -> String {
+    let output = try bao(["token", "create", "-ttl=\(ttl)", "-explicit-max-ttl=10m", "-field=token"])
+    guard output.status == 0 else { throw HarnessError("bao token create failed: \(output.stderrText)") }
+    return output.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  /// An AppRole whose tokens may use `secret/` and live `tokenTTL` at most (so they cannot be
+  /// renewed): its role id and a secret id.
+  func makeAppRole(tokenTTL: String) throws -> (roleID: String, secretID: String) {
+    let policy = #"path "secret/*" { capabilities = ["create", "read", "update", "delete", "list"] }"#
+    try bao(["auth", "enable", "approle"]).expectSuccess()
+    try bao(["policy", "write", "kv", "-"], input: Array(policy.utf8)).expectSuccess()
+    try bao([
+      "write", "auth/approle/role/app", "token_policies=kv", "token_ttl=\(tokenTTL)", "token_max_ttl=\(tokenTTL)",
+    ]).expectSuccess()
+    let roleID = try bao(["read", "-field=role_id", "auth/approle/role/app/role-id"])
+    let secretID = try bao(["write", "-f", "-field=secret_id", "auth/approle/role/app/secret-id"])
+    try roleID.expectSuccess()
+    try secretID.expectSuccess()
+    return (roleID.stdoutText.trimmed, secretID.stdoutText.trimmed)
+  }
+
+  /// A token from logging in as the role now.
+  func appRoleLogin(roleID: String, secretID: String) throws -> String {
+    let output = try bao([
+      "write", "-field=token", "auth/approle/login", "role_id=\(roleID)", "secret_id=\(secretID)",
+    ])
+    try output.expectSuccess()
+    return output.stdoutText.trimmed
+  }
+}
+
+extension String {
+  var trimmed: String { trimmingCharacters(in: .whitespacesAndNewlines) }
+}
