@@ -65,9 +65,10 @@ bench: bootstrap static-cxx
 install: bootstrap static-cxx
 	$(SWIFT) build $(RELEASE) --product secretd
 	$(SWIFT) build $(RELEASE) --product secretctl
-	@scripts/install --prefix $(PREFIX) .build/release/secretd .build/release/secretctl
+	$(SWIFT) build $(RELEASE) --product secretctl-bao
+	@scripts/install --prefix $(PREFIX) .build/release/secretd .build/release/secretctl .build/release/secretctl-bao
 
 uninstall:
 	@systemctl --user disable --now secretd 2>/dev/null || true
-	rm -rf $(PREFIX)/bin/secretd $(PREFIX)/bin/secretctl $(HOME)/.config/systemd/user/secretd.service \
+	rm -rf $(PREFIX)/bin/secretd $(PREFIX)/bin/secretctl $(PREFIX)/bin/secretctl-bao $(HOME)/.config/systemd/user/secretd.service \
 	  $(HOME)/.config/systemd/user/secretd.service.d $(HOME)/.local/share/dbus-1/services/org.freedesktop.secrets.service

@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "SecretsOpenBao", targets: ["SecretsOpenBao"]),
     .executable(name: "secretd", targets: ["secretd"]),
     .executable(name: "secretctl", targets: ["secretctl"]),
+    .executable(name: "secretctl-bao", targets: ["secretctl-bao"]),
   ],
   targets: [
     // C libraries, as Debian ships them (scripts/bootstrap installs them).
@@ -47,6 +48,9 @@ let package = Package(
     .executableTarget(
       name: "secretd", dependencies: ["SecretDaemon", "SystemCalls", "CommandLineSyntax"], swiftSettings: swiftSettings),
     .executableTarget(name: "secretctl", dependencies: ["SecretCLI", "SystemCalls"], swiftSettings: swiftSettings),
+    // secretctl with OpenBao linked; secretctl hands it the commands that need OpenBao.
+    .executableTarget(
+      name: "secretctl-bao", dependencies: ["SecretCLI", "SecretsOpenBao"], swiftSettings: swiftSettings),
 
     // Test support: private buses and real providers for every test target.
     .target(
@@ -66,7 +70,8 @@ let package = Package(
       dependencies: ["Secrets", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example"],
       swiftSettings: swiftSettings),
     .testTarget(
-      name: "SecretsOpenBaoTests", dependencies: ["SecretsOpenBao", "Secrets", "SecretTestSupport"],
+      name: "SecretsOpenBaoTests",
+      dependencies: ["SecretsOpenBao", "Secrets", "SecretTestSupport", "secretctl", "secretctl-bao"],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "SecretClientTests", dependencies: ["SecretClient", "SecretTestSupport"], swiftSettings: swiftSettings),
@@ -74,7 +79,10 @@ let package = Package(
       name: "SecretCLITests", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport", "CommandLineSyntax"],
       swiftSettings: swiftSettings),
     .testTarget(
-      name: "SecretDaemonTests", dependencies: ["SecretDaemon", "SecretClient", "SecretTestSupport", "TransferCrypto"],
+      name: "SecretDaemonTests",
+      dependencies: [
+        "SecretDaemon", "SecretClient", "SecretTestSupport", "TransferCrypto", "secretctl", "secretctl-bao",
+      ],
       swiftSettings: swiftSettings),
 
     // The README's examples.

@@ -1,5 +1,5 @@
 import SecretClient
-import SystemCalls
+package import SystemCalls
 
 /// The exit statuses of secretctl, as its help and README document them (0 is `.success`).
 extension ExitStatus {
@@ -14,20 +14,22 @@ extension ExitStatus {
 
 /// A failure that ends the command: an exit status and one line for stderr saying what to do.
 /// Messages name services, accounts and collections, never a secret.
-struct CLIError: Error, Sendable, Hashable, CustomStringConvertible {
-  var status: ExitStatus
-  var message: String
+package struct CLIError: Error, Sendable, Hashable, CustomStringConvertible {
+  package var status: ExitStatus
+  package var message: String
+  /// Set when the command needs OpenBao: secretctl then hands it to secretctl-bao.
+  package var openBaoHandOff: OpenBaoHandOff?
 
-  init(status: ExitStatus, _ message: String) {
+  package init(status: ExitStatus, _ message: String) {
     self.status = status
     self.message = message
   }
 
-  var description: String { message }
+  package var description: String { message }
 
-  static func usage(_ message: String) -> CLIError { CLIError(status: .usage, message) }
-  static func notFound(_ message: String) -> CLIError { CLIError(status: .notFound, message) }
-  static func service(_ message: String) -> CLIError { CLIError(status: .serviceError, message) }
+  package static func usage(_ message: String) -> CLIError { CLIError(status: .usage, message) }
+  package static func notFound(_ message: String) -> CLIError { CLIError(status: .notFound, message) }
+  package static func service(_ message: String) -> CLIError { CLIError(status: .serviceError, message) }
 
   /// How a client error reads on the command line, and which status it ends with.
   init(_ error: SecretError) {

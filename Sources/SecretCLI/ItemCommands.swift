@@ -12,34 +12,30 @@ enum ItemCommands {
       base64 in "secretBase64" when it is not UTF-8).
       Exit status: 0 printed, 1 no such secret, 3 Secret Service error.
       """,
-    arguments: [Common.service, Common.account], options: [Common.collectionFilter, Common.json]
+    arguments: [Common.service, Common.account], options: [Common.collectionFilter, Common.json, Store.option]
   ) { arguments, console throws(CLIError) in
     let (service, account) = try serviceAndAccount(arguments)
-    let client = console.client()
-    let collection = arguments.option("collection").map(CollectionID.init)
-    let found = try SecretCLI.service { () throws(SecretError) in
-      try client.read(service: service, account: account, in: collection)
+    let found: SecretValue?
+    let store = try Store(arguments)
+    switch store {
+    case .bao:
+      found = try console.openBaoAccess().value(service: service, account: account)
+        .map { SecretValue(bytes: $0, contentType: "text/plain") }
+    case .secretService:
+      let client = console.client()
+      let collection = arguments.option("collection").map(CollectionID.init)
+      found = try SecretCLI.service { () throws(SecretError) in
+        try client.read(service: service, account: account, in: collection)
+      }
     }
     guard var value = found else {
+      let option = store == .bao ? " --store bao" : ""
       throw .notFound(
-        "no secret for \(describe(service, account)); store one with `secretctl set \(words(service, account))`")
+        "no secret for \(describe(service, account)); store one with `secretctl set\(option) \(words(service, account))`"
+      )
     }
     defer { wipe(&value.bytes) }
-    if arguments.flag("json") {
-      var members: [(String, JSON)] = [
-        ("service", .string(service)), ("account", .string(account)), ("contentType", .string(value.contentType)),
-      ]
-      if let text = value.text {
-        members.append(("secret", .string(text)))
-      } else {
-        members.append(("secretBase64", .string(base64(value.bytes))))
-      }
-      console.print(JSON.object(members).rendered)
-    } else {
-      let written = value.bytes.withUnsafeBytes { console.write($0) }
-      guard written else { throw .service("cannot write the secret to stdout") }
-      if console.outputIsTerminal { console.print("\n") }
-    }
+    try show(value, service: service, account: account, json: arguments.flag("json"), console: console)
     return .success
   }
 
@@ -62,9 +58,18 @@ enum ItemCommands {
       OptionSpec(
         "ttl", value: "DURATION", help: "Expire the secret after DURATION (90s, 15m, 2h, 1d, 1h30m); secretd only."),
       OptionSpec("trim", help: "Drop one trailing newline from piped input."),
+      Store.option,
     ]
   ) { arguments, console throws(CLIError) in
     let (service, account) = try serviceAndAccount(arguments)
+    if try Store(arguments) == .bao {
+      // Handed over (when it must be) before anything is read from stdin.
+      let openBao = try console.openBaoAccess()
+      var secret = try readSecret(arguments, console: console, for: describe(service, account))
+      defer { wipe(&secret) }
+      try openBao.store(secret, service: service, account: account)
+      return .success
+    }
     var attributes = SecretClient.attributes(service: service, account: account)
     let client = console.client()
     if let ttl = arguments.option("ttl") {
@@ -81,14 +86,9 @@ enum ItemCommands {
       guard !overflow else { throw .usage("--ttl \(ttl) is too long; see `secretctl set --help`") }
       attributes[expiryAttribute] = String(expiry)
     }
-    var secret = SecretBuffer()
-    if console.inputIsTerminal {
-      try askTwice(for: describe(service, account), into: &secret)
-    } else {
-      guard secret.read(from: console.input) else { throw .usage("cannot read the secret from stdin") }
-      if arguments.flag("trim") { secret.trimOneNewline() }
-    }
-    var value = SecretValue(bytes: Array(secret.bytes), contentType: "application/octet-stream")
+    var value = SecretValue(
+      bytes: try readSecret(arguments, console: console, for: describe(service, account)),
+      contentType: "application/octet-stream")
     defer { wipe(&value.bytes) }
     if value.isText { value.contentType = "text/plain" }
     let collection = CollectionID(arguments.option("collection") ?? "default")
@@ -115,9 +115,16 @@ enum ItemCommands {
     options: [
       Common.collectionFilter,
       OptionSpec("all", help: "Delete every matching item, whatever its account or other attributes."),
+      Store.option,
     ]
   ) { arguments, console throws(CLIError) in
     let (service, account) = try serviceAndAccount(arguments)
+    if try Store(arguments) == .bao {
+      guard try console.openBaoAccess().delete(service: service, account: account) else {
+        throw .notFound("no secret for \(describe(service, account)) in OpenBao; nothing was deleted")
+      }
+      return .success
+    }
     let client = console.client()
     let collection = arguments.option("collection").map(CollectionID.init)
     let attributes = SecretClient.attributes(service: service, account: account)
@@ -194,6 +201,42 @@ extension ItemCommands {
   static func shellQuoted(_ word: String) -> String {
     let plain = word.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "@%+=:,./-_".contains($0)) }
     return plain && !word.isEmpty ? word : "'" + word.replacingEvery("'", with: "'\\''") + "'"
+  }
+
+  /// The secret to store: asked for twice on a terminal, else every byte of stdin (one trailing
+  /// newline dropped with --trim). The caller wipes it.
+  private static func readSecret(_ arguments: ParsedArguments, console: Console, for what: String) throws(CLIError)
+    -> [UInt8]
+  {
+    var secret = SecretBuffer()
+    if console.inputIsTerminal {
+      try askTwice(for: what, into: &secret)
+    } else {
+      guard secret.read(from: console.input) else { throw .usage("cannot read the secret from stdin") }
+      if arguments.flag("trim") { secret.trimOneNewline() }
+    }
+    return Array(secret.bytes)
+  }
+
+  /// Prints a secret as `get` does: raw (a newline only on a terminal), or as JSON.
+  private static func show(
+    _ value: SecretValue, service: String, account: String?, json: Bool, console: Console
+  ) throws(CLIError) {
+    if json {
+      var members: [(String, JSON)] = [
+        ("service", .string(service)), ("account", .string(account)), ("contentType", .string(value.contentType)),
+      ]
+      if let text = value.text {
+        members.append(("secret", .string(text)))
+      } else {
+        members.append(("secretBase64", .string(base64(value.bytes))))
+      }
+      console.print(JSON.object(members).rendered)
+    } else {
+      let written = value.bytes.withUnsafeBytes { console.write($0) }
+      guard written else { throw .service("cannot write the secret to stdout") }
+      if console.outputIsTerminal { console.print("\n") }
+    }
   }
 
   /// Asks for the secret twice without echo and keeps it only when both entries agree.

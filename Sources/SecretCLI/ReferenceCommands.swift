@@ -1,5 +1,5 @@
-// read, run, inject: secrets named by references (secret://SERVICE/ACCOUNT) in the environment,
-// env files and templates, resolved at the last moment.
+// read, run, inject: secrets named by references (secret://SERVICE/ACCOUNT, bao://MOUNT/PATH) in
+// the environment, env files and templates, resolved at the last moment.
 import CommandLineSyntax
 import SecretClient
 import SystemCalls
@@ -11,6 +11,9 @@ enum ReferenceCommands {
     collection=NAME looks only in that collection (default, session or an object path);
     attr.KEY=VALUE also requires another attribute. Example:
     secret://github.com/alice?collection=session
+    A reference to OpenBao is bao://MOUNT/PATH#FIELD (FIELD: value unless given), read from
+    BAO_ADDR with BAO_TOKEN (else the token `secretctl set openbao token` keeps):
+    bao://secret/deploy/api#token
     """
 
   static let read = CommandSpec(
@@ -23,7 +26,7 @@ enum ReferenceCommands {
     arguments: [ArgumentSpec("REFERENCE", "secret://SERVICE/ACCOUNT[?collection=NAME&attr.KEY=VALUE]")]
   ) { arguments, console throws(CLIError) in
     guard let text = arguments.argument("REFERENCE") else { throw .usage("missing REFERENCE") }
-    var value = try resolve(try SecretReference(text), console: console)
+    var value = try resolve(try Reference(text), console: console)
     defer { wipe(&value.bytes) }
     guard value.bytes.withUnsafeBytes({ console.write($0) }) else {
       throw .service("cannot write the secret to stdout")
@@ -99,8 +102,10 @@ enum ReferenceCommands {
     ]
   ) { arguments, console throws(CLIError) in
     let template = try readTemplate(arguments.option("in-file"))
+    // A template read from stdin goes with the command if it is handed to secretctl-bao.
+    let consumedInput = arguments.option("in-file") == nil ? template : nil
     var output = try Template.render(template) { reference throws(CLIError) in
-      var value = try resolve(reference, console: console, "; nothing was written")
+      var value = try resolve(reference, console: console, "; nothing was written", standardInput: consumedInput)
       defer { wipe(&value.bytes) }
       return value.bytes
     }
@@ -120,12 +125,19 @@ enum ReferenceCommands {
   /// The secret `reference` names; a missing one is exit status 1, naming the reference and
   /// then `consequence`.
   static func resolve(
-    _ reference: SecretReference, console: Console, _ consequence: String = ""
+    _ reference: Reference, console: Console, _ consequence: String = "", standardInput: [UInt8]? = nil
   ) throws(CLIError) -> SecretValue {
-    guard let value = try reference.resolve(with: console.client()) else {
-      throw .notFound("no secret for \(reference.text)\(consequence)")
+    let found: SecretValue?
+    switch reference {
+    case .secret(let reference):
+      found = try reference.resolve(with: console.client())
+    case .bao(let reference):
+      let openBao = try console.openBaoAccess(standardInput: standardInput)
+      found = try openBao.field(reference.field, of: reference.path, in: reference.mount)
+        .map { SecretValue(bytes: $0, contentType: "text/plain") }
     }
-    return value
+    guard let found else { throw .notFound("no secret for \(reference.text)\(consequence)") }
+    return found
   }
 
   /// The variables of every --env-file, then of every -e, in order.
@@ -151,8 +163,8 @@ enum ReferenceCommands {
   /// Gives every variable that holds a reference its secret; returns the secrets (for --mask).
   private static func resolveEnvironment(console: Console) throws(CLIError) -> [[UInt8]] {
     var secrets: [[UInt8]] = []
-    for (name, value) in Environment.entries where SecretReference.isReference(value) {
-      var secret = try resolve(try SecretReference(value), console: console, " (for \(name)); nothing was run")
+    for (name, value) in Environment.entries where Reference.isReference(value) {
+      var secret = try resolve(try Reference(value), console: console, " (for \(name)); nothing was run")
       defer { wipe(&secret.bytes) }
       try ExecCommand.setVariable(name, toSecret: secret)
       secrets.append(secret.bytes)
@@ -177,7 +189,7 @@ enum ReferenceCommands {
 enum Template {
   /// The template with every reference replaced; `secret` is asked once per reference.
   static func render(
-    _ template: [UInt8], secret: (SecretReference) throws(CLIError) -> [UInt8]
+    _ template: [UInt8], secret: (Reference) throws(CLIError) -> [UInt8]
   ) throws(CLIError) -> [UInt8] {
     var output: [UInt8] = []
     var rest = template[...]
@@ -187,8 +199,8 @@ enum Template {
       let inner = String(decoding: rest[open.upperBound..<close.lowerBound], as: UTF8.self)
       let trimmed = inner.trimmingBlanks
       output += rest[..<open.lowerBound]
-      if SecretReference.isReference(trimmed) {
-        output += try secret(try SecretReference(trimmed))
+      if Reference.isReference(trimmed) {
+        output += try secret(try Reference(trimmed))
       } else {
         output += rest[open.lowerBound..<close.upperBound]
       }

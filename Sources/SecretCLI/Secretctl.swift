@@ -9,6 +9,9 @@ package func secretctlMain(_ arguments: [String], console: Console = .standard) 
   do {
     return try dispatch(arguments, console: console)
   } catch {
+    if let handOff = error.openBaoHandOff, console.openBao == nil, console.handsOffToOpenBao {
+      return handOffToOpenBao(arguments, handOff, console: console)
+    }
     console.report(error.message)
     return error.status
   }

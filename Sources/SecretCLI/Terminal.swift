@@ -11,6 +11,11 @@ package struct Console: Sendable {
   /// kernel closes it. Releasing the client first would close it synchronously (GDBus waits for
   /// its worker thread), which cost every command about half a millisecond before exit.
   private let secretClient: SecretClient
+  /// OpenBao, in secretctl-bao; nil in secretctl, whose commands that need it are handed over.
+  package var openBao: (any OpenBaoAccess)?
+  /// Whether a command that needs OpenBao replaces this process with secretctl-bao (the real
+  /// program's console; never a test's).
+  package var handsOffToOpenBao = false
 
   package init(
     input: FileDescriptor = .standardInput, output: FileDescriptor = .standardOutput,
@@ -22,7 +27,11 @@ package struct Console: Sendable {
     self.secretClient = SecretClient()
   }
 
-  package static let standard = Console()
+  package static let standard: Console = {
+    var console = Console()
+    console.handsOffToOpenBao = true
+    return console
+  }()
 
   var inputIsTerminal: Bool { input.isTerminal }
   var outputIsTerminal: Bool { output.isTerminal }

@@ -88,11 +88,17 @@ extension SecretStorage {
 }
 
 /// The KV path of an address: `FOLDER/SERVICE/ACCOUNT`.
-struct KVPath {
-  let text: String
+package struct KVPath {
+  package let text: String
 
   init(_ address: SecretItemAddress, folder: String) {
-    text = ([folder] + [address.service, address.account].map(Self.escaped)).filter { !$0.isEmpty }
+    self.init(service: address.service, account: address.account, folder: folder)
+  }
+
+  /// `FOLDER/SERVICE/ACCOUNT`, or `FOLDER/SERVICE` without an account (what `secretctl set
+  /// --store bao SERVICE` writes).
+  package init(service: String, account: String?, folder: String) {
+    text = ([folder] + ([service] + (account.map { [$0] } ?? [])).map(Self.escaped)).filter { !$0.isEmpty }
       .joined(separator: "/")
   }
 

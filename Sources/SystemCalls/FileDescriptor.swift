@@ -88,6 +88,35 @@ package struct FileDescriptor: Hashable, Sendable {
   /// Wraps close(2); an error here loses nothing the caller can retry, so it is dropped.
   package func close() { _ = Glibc.close(rawValue) }
 
+  /// A file with no name holding `bytes`, positioned at its start, that closes on exec: made in
+  /// /dev/shm (memory) where it exists, else in /tmp, and unlinked at once. Wraps mkstemp(3),
+  /// fcntl(2), unlink(2) and lseek(2).
+  package static func anonymousFile(holding bytes: [UInt8]) throws(Errno) -> FileDescriptor {
+    var template = Array("/dev/shm/secretctl-XXXXXX".utf8CString)
+    var raw = mkstemp(&template)
+    if raw < 0 {
+      template = Array("/tmp/secretctl-XXXXXX".utf8CString)
+      raw = mkstemp(&template)
+    }
+    guard raw >= 0 else { throw Errno.current }
+    unlink(template)
+    _ = fcntl(raw, F_SETFD, FD_CLOEXEC)
+    let file = FileDescriptor(rawValue: raw)
+    let written = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try file.writeAll(buffer) } }
+    guard case .success = written, lseek(raw, 0, SEEK_SET) == 0 else {
+      let error = Errno.current
+      file.close()
+      if case .failure(let failure) = written { throw failure }
+      throw error
+    }
+    return file
+  }
+
+  /// Makes `target` another descriptor of this file, one that stays open across exec. Wraps dup2(2).
+  package func duplicate(onto target: FileDescriptor) throws(Errno) {
+    _ = try retryingOnInterrupt { dup2(rawValue, target.rawValue) }
+  }
+
   /// Whether the descriptor is a terminal. Wraps isatty(3).
   package var isTerminal: Bool { isatty(rawValue) == 1 }
 

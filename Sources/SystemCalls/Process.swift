@@ -119,6 +119,15 @@ package enum Environment {
   }
 }
 
+/// The path of the program this process runs (`/proc/self/exe`); nil when it cannot be read.
+/// Wraps readlink(2).
+package func currentExecutablePath() -> String? {
+  var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+  let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+  guard length > 0 else { return nil }
+  return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
 /// Replaces this process with `program`, giving it `arguments` (the first is its name, as
 /// `argv[0]`) and this process's environment. With `searchingPath`, a `program` without a
 /// slash is looked for in `PATH`, as a shell does. Returns only when that fails, with why.

@@ -40,9 +40,22 @@ struct InstallTests {
     ]
     let install = try runProcess(
       Self.packageRoot.appending(path: "scripts/install").path,
-      [try builtExecutable("secretd").path, try builtExecutable("secretctl").path], environment: environment, in: home)
+      [
+        try builtExecutable("secretd").path, try builtExecutable("secretctl").path,
+        try builtExecutable("secretctl-bao").path,
+      ], environment: environment, in: home)
     try #require(install.status == 0, "\(install.stderrText)")
     #expect(install.stdoutText.contains("no systemd user manager here"), "\(install.stdoutText)")
+    // The installed secretctl finds secretctl-bao beside it: an OpenBao that is not there is
+    // OpenBao's error, not a missing helper's.
+    var baoEnvironment = environment
+    baoEnvironment["BAO_ADDR"] = "http://127.0.0.1:1"
+    baoEnvironment["BAO_TOKEN"] = "t"
+    let read = try runProcess(
+      home.appending(path: ".local/bin/secretctl").path, ["read", "bao://secret/x"], environment: baoEnvironment,
+      in: home)
+    #expect(read.status == 3)
+    #expect(read.stderrText.contains("OpenBao cannot be reached at http://127.0.0.1:1"), "\(read.stderrText)")
     let activation = try String(
       contentsOf: home.appending(path: ".local/share/dbus-1/services/org.freedesktop.secrets.service"), encoding: .utf8)
     #expect(activation.contains("Exec=\(home.path)/.local/bin/secretd\n"), "\(activation)")

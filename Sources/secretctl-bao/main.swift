@@ -1,0 +1,8 @@
+// secretctl with OpenBao linked: secretctl hands it the commands that need OpenBao (bao://
+// references, --store bao), so that secretctl itself never loads libcurl.
+import SecretCLI
+import SecretsOpenBao
+
+var console = Console()
+console.openBao = OpenBaoCommandLineAccess(OpenBaoClient(.commandLine))
+secretctlMain(Array(CommandLine.arguments.dropFirst()), console: console).exit()
