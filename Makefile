@@ -7,7 +7,7 @@ RELEASE := -c release --static-swift-stdlib \
 	-Xswiftc -Xclang-linker -Xswiftc -L$(STATIC_CXX) -Xswiftc -Xclang-linker -Xswiftc -static-libgcc
 PREFIX ?= $(HOME)/.local
 BENCHMARKS := SharedStateBenchmark SecretClientBenchmark SecretdBenchmark SecretdFairnessBenchmark SecretsBenchmark \
-  SecretctlBenchmark TrustComparison
+  SecretctlBenchmark TrustComparison OpenBaoBenchmark
 
 .PHONY: bootstrap build test lint format docs bench run install uninstall static-cxx
 

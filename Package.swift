@@ -91,6 +91,9 @@ let package = Package(
       swiftSettings: swiftSettings),
 
     .executableTarget(
+      name: "openbao-example", dependencies: ["Secrets", "SecretsOpenBao"], path: "Examples/OpenBaoExample",
+      swiftSettings: swiftSettings),
+    .executableTarget(
       name: "shared-state-example", dependencies: ["SharedState"], path: "Examples/SharedStateExample",
       swiftSettings: swiftSettings),
     .executableTarget(
@@ -115,6 +118,9 @@ let package = Package(
       name: "SecretsBenchmark", dependencies: ["Secrets", "SecretTestSupport", "BenchmarkSupport"],
       path: "Benchmarks/SecretsBenchmark",
       swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "OpenBaoBenchmark", dependencies: ["Secrets", "SecretsOpenBao", "SecretTestSupport", "BenchmarkSupport"],
+      path: "Benchmarks/OpenBaoBenchmark", swiftSettings: swiftSettings),
     .executableTarget(
       name: "SecretctlBenchmark", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport", "BenchmarkSupport"],
       path: "Benchmarks/SecretctlBenchmark", swiftSettings: swiftSettings),

@@ -28,13 +28,6 @@ final class KVVersions: Sendable {
 
   func isKnown(_ path: String) -> Bool { entries.withLock { $0[path] != nil } }
 
-  /// The version a write of `path` is based on, asking OpenBao (`current`) when this process has
-  /// not seen the secret yet.
-  func base(of path: String, current: () throws(OpenBaoError) -> Int) throws(OpenBaoError) -> Int {
-    if let base = known(path) { return base }
-    return try current()
-  }
-
   /// The watched paths.
   var paths: [String] { entries.withLock { Array($0.keys) } }
 

@@ -6,7 +6,7 @@ import Synchronization
 /// deletes and version checks, across every server of a cluster, with its token kept fresh.
 ///
 /// Every method blocks until OpenBao answers: call it off Swift's cooperative pool (the
-/// ``Secrets/SecretStorage`` it backs is called that way).
+/// `SecretStorage` it backs is called that way).
 ///
 /// ```swift
 /// let bao = OpenBaoClient(OpenBaoConfiguration())          // BAO_ADDR, BAO_TOKEN

@@ -4,7 +4,7 @@ import Synchronization
 
 extension SecretStorage {
   /// Secrets in OpenBao's KV version 2 engine, for a program that runs on many machines: the
-  /// same ``Secrets/SecretKey`` declarations, set for a scope.
+  /// same `SecretKey` declarations, set for a scope.
   ///
   /// ```swift
   /// let fleet = SharedEnvironment.current.with { $0.secretStorage = .openBao(OpenBaoConfiguration()) }
@@ -38,51 +38,18 @@ extension SecretStorage {
   ///
   /// - Parameter client: The client every key of the storage uses.
   public static func openBao(_ client: OpenBaoClient) -> SecretStorage {
-    let versions = KVVersions()
-    let paths: @Sendable (SecretItemAddress) -> String = { address in
-      KVPath(address, folder: client.configuration.folder).text
-    }
+    let keys = KVKeys(client)
     var storage = SecretStorage(
-      read: { address in
-        let path = paths(address)
-        if let secret = try client.read(path) {
-          versions.saw(path, OpenBaoClient.VersionState(version: secret.version, isDeleted: false))
-          return Array(secret.field("value").map { Data($0.utf8) } ?? secret.data)
-        }
-        let state = try client.versionState(path)
-        versions.saw(path, state ?? OpenBaoClient.VersionState(version: 0, isDeleted: true))
-        return nil
-      },
-      write: { address, bytes in
-        let path = paths(address)
-        let base = try versions.base(of: path) { () throws(OpenBaoError) in try client.versionState(path)?.version ?? 0
-        }
-        do throws(OpenBaoError) {
-          let version = try client.write(
-            path, fields: ["value": String(decoding: bytes, as: UTF8.self)], checkAndSet: base)
-          versions.saw(path, OpenBaoClient.VersionState(version: version, isDeleted: false))
-        } catch {
-          if case .conflict = error { versions.forgetPolled(path) }
-          throw error
-        }
-      },
-      delete: { address in
-        let path = paths(address)
-        guard let current = try client.versionState(path), !current.isDeleted else { return }
-        if let base = versions.known(path), base != current.version {
-          versions.forgetPolled(path)
-          throw OpenBaoError.conflict(path: client.dataPath(path, mount: nil), version: current.version)
-        }
-        try client.delete(path)
-        versions.saw(path, OpenBaoClient.VersionState(version: current.version, isDeleted: true))
-      },
+      read: { try keys.read($0) },
+      write: { try keys.write($0, $1) },
+      delete: { try keys.delete($0) },
       backup: { _, _, _ in },
       watch: { _, onChange in
-        let poller = KVPoller(client: client, versions: versions, onChange: onChange)
+        let poller = KVPoller(client: client, versions: keys.versions, onChange: onChange)
         return SharedSubscription { poller.stop() }
       }
     )
-    storage.knownPath = { versions.isKnown(paths($0)) ? paths($0) : nil }
+    storage.knownPath = { keys.versions.isKnown(keys.path($0)) ? keys.path($0) : nil }
     return storage
   }
 }

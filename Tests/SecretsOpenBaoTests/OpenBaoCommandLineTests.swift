@@ -118,3 +118,25 @@ extension OpenBaoServer {
       in: directory)
   }
 }
+
+extension OpenBaoTests {
+  @Suite("The README's OpenBao example")
+  struct ExampleTests {
+    @Test func theExampleRotatesItsKeyInOpenBaoRunAfterRun() async throws {
+      try await withOpenBao { server in
+        let example = try builtExecutable("openbao-example").path
+        let first = try runProcess(example, [], environment: server.environment(), in: server.directory)
+        #expect(first.status == 0, "\(first.stderrText)")
+        #expect(first.stdoutText == "deploy key rotated 1 time(s)\n")
+        let second = try runProcess(example, [], environment: server.environment(), in: server.directory)
+        #expect(second.stdoutText == "deploy key rotated 2 time(s)\n")
+        #expect(try server.version(of: "com.example.fleet/deploy") == 2)
+        let sealed = try server.bao(["operator", "seal"])
+        try sealed.expectSuccess()
+        let failing = try runProcess(example, [], environment: server.environment(), in: server.directory)
+        #expect(failing.status != 0)
+        #expect(failing.stderrText.contains("sealed"))
+      }
+    }
+  }
+}
