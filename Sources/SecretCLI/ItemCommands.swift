@@ -19,6 +19,7 @@ enum ItemCommands {
     let store = try Store(arguments)
     switch store {
     case .bao:
+      try store.refuse(["collection"], in: arguments)
       found = try console.openBaoAccess().value(service: service, account: account)
         .map { SecretValue(bytes: $0, contentType: "text/plain") }
     case .secretService:
@@ -63,6 +64,7 @@ enum ItemCommands {
   ) { arguments, console throws(CLIError) in
     let (service, account) = try serviceAndAccount(arguments)
     if try Store(arguments) == .bao {
+      try Store.bao.refuse(["collection", "ttl", "label"], in: arguments)
       // Handed over (when it must be) before anything is read from stdin.
       let openBao = try console.openBaoAccess()
       var secret = try readSecret(arguments, console: console, for: describe(service, account))
@@ -120,6 +122,7 @@ enum ItemCommands {
   ) { arguments, console throws(CLIError) in
     let (service, account) = try serviceAndAccount(arguments)
     if try Store(arguments) == .bao {
+      try Store.bao.refuse(["collection", "all"], in: arguments)
       guard try console.openBaoAccess().delete(service: service, account: account) else {
         throw .notFound("no secret for \(describe(service, account)) in OpenBao; nothing was deleted")
       }

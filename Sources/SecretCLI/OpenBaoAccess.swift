@@ -46,8 +46,12 @@ extension Console {
 /// Runs secretctl-bao, beside this program, with the same arguments in place of this process;
 /// returns only when it cannot be run.
 func handOffToOpenBao(_ arguments: [String], _ handOff: OpenBaoHandOff, console: Console) -> ExitStatus {
-  let folder = currentExecutablePath().map { String($0[..<($0.lastIndex(of: "/") ?? $0.startIndex)]) } ?? "."
-  let helper = folder + "/secretctl-bao"
+  // Only beside this program: never a secretctl-bao found in the current folder or on PATH.
+  guard let program = currentExecutablePath(), let slash = program.lastIndex(of: "/") else {
+    console.report("cannot find where secretctl is installed (/proc/self/exe), so not secretctl-bao either")
+    return .serviceError
+  }
+  let helper = String(program[..<slash]) + "/secretctl-bao"
   if let input = handOff.standardInput {
     do throws(Errno) {
       let file = try FileDescriptor.anonymousFile(holding: input)
@@ -83,5 +87,12 @@ enum Store: String {
       throw .usage("--store \(name) is not secret-service or bao")
     }
     self = store
+  }
+
+  /// Refuses options that mean nothing in this store, rather than ignoring them.
+  func refuse(_ options: [String], in arguments: ParsedArguments) throws(CLIError) {
+    for option in options where arguments.option(option) != nil || arguments.flag(option) {
+      throw .usage("--\(option) does not apply with --store \(rawValue)")
+    }
   }
 }

@@ -101,10 +101,15 @@ enum ReferenceCommands {
       OptionSpec("out-file", short: "o", value: "FILE", help: "Where to write; stdout when not given."),
     ]
   ) { arguments, console throws(CLIError) in
-    let template = try readTemplate(arguments.option("in-file"))
-    // A template read from stdin goes with the command if it is handed to secretctl-bao.
-    let consumedInput = arguments.option("in-file") == nil ? template : nil
+    let inFile = arguments.option("in-file")
+    let template = try readTemplate(inFile)
+    // A template read from stdin goes with the command if it is handed to secretctl-bao, which
+    // reads a regular file again; a pipe named by -i cannot be read twice.
+    let consumedInput = inFile == nil ? template : nil
     var output = try Template.render(template) { reference throws(CLIError) in
+      if case .bao = reference, console.openBao == nil, let inFile, !Files.isRegularFile(inFile) {
+        throw .usage("bao:// references need the template on stdin or in a regular file, not in \(inFile)")
+      }
       var value = try resolve(reference, console: console, "; nothing was written", standardInput: consumedInput)
       defer { wipe(&value.bytes) }
       return value.bytes
@@ -163,6 +168,10 @@ enum ReferenceCommands {
   /// Gives every variable that holds a reference its secret; returns the secrets (for --mask).
   private static func resolveEnvironment(console: Console) throws(CLIError) -> [[UInt8]] {
     var secrets: [[UInt8]] = []
+    // Handed over before any variable holds a secret: secretctl-bao starts from the same environment.
+    if console.openBao == nil, Environment.entries.contains(where: { BaoReference.isReference($0.value) }) {
+      throw .needsOpenBao()
+    }
     for (name, value) in Environment.entries where Reference.isReference(value) {
       var secret = try resolve(try Reference(value), console: console, " (for \(name)); nothing was run")
       defer { wipe(&secret.bytes) }

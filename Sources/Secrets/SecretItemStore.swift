@@ -14,6 +14,7 @@ struct SecretItemStore: PersistentStore {
   func write(_ bytes: [UInt8]) throws { try storage.write(address, bytes) }
   func delete() throws { try storage.delete(address) }
   func keepCopy(of bytes: [UInt8], stamp: String) throws { try storage.backup(address, bytes, stamp) }
+  func readDiscarded() { storage.readDiscarded(address) }
 
   /// A provider that cannot be reached now is watched once it answers again. A change to
   /// another item of the collection than the one this address was last found at is ignored.

@@ -40,6 +40,8 @@ public struct SecretStorage: Sendable {
   /// Where the item of an address was last found, when the storage remembers it: a change
   /// signalled for another item of the collection then costs that key no read.
   package var knownPath: @Sendable (SecretItemAddress) -> String? = { _ in nil }
+  /// Told when a key threw away what `read` just gave it (see `PersistentStore.readDiscarded()`).
+  package var readDiscarded: @Sendable (SecretItemAddress) -> Void = { _ in }
   /// Tells stores apart: keys share a value only when they use the same store.
   let identity = StoreIdentity()
   /// Whether this is ``inMemory()``: change notices and last writes then happen at once.

@@ -46,8 +46,8 @@ final class HTTPTransport: Sendable {
       if let response = response as? HTTPURLResponse, error == nil {
         result = .success(
           HTTPResponse(
-            status: response.statusCode, body: data ?? Data(), location: response.value(forHTTPHeaderField: "Location"))
-        )
+            status: response.statusCode, body: data ?? Data(), location: response.value(forHTTPHeaderField: "Location"),
+            index: response.value(forHTTPHeaderField: "X-Vault-Index")))
       } else {
         result = .failure(TransportFailure(reason: error.map { $0.localizedDescription } ?? "no HTTP answer"))
       }

@@ -23,17 +23,21 @@ final class KVKeys: Sendable {
     let deadline = ContinuousClock.now + client.configuration.requestTimeout
     while true {
       let secret = try client.read(path)
-      var state = OpenBaoClient.VersionState(version: 0, isDeleted: true)
-      if let secret {
-        state = OpenBaoClient.VersionState(version: secret.version, isDeleted: false)
-      } else if let current = try client.versionState(path) {
+      var state = OpenBaoClient.VersionState(version: secret?.version ?? 0, isDeleted: secret == nil)
+      if secret == nil, let current = try client.versionState(path) {
+        // A version written between the two requests: read again rather than base later
+        // writes on a version whose value was never read.
+        if !current.isDeleted, ContinuousClock.now < deadline {
+          Thread.sleep(forTimeInterval: 0.05)
+          continue
+        }
         state = current
       }
       if let known = versions.known(path), state.version < known, ContinuousClock.now < deadline {
         Thread.sleep(forTimeInterval: 0.05)
         continue
       }
-      versions.saw(path, state)
+      versions.read(path, state)
       return secret.map { Array($0.field("value").map { Data($0.utf8) } ?? $0.data) }
     }
   }
@@ -47,7 +51,7 @@ final class KVKeys: Sendable {
       do throws(OpenBaoError) {
         let version = try client.write(
           path, fields: ["value": String(decoding: bytes, as: UTF8.self)], checkAndSet: base)
-        versions.saw(path, OpenBaoClient.VersionState(version: version, isDeleted: false))
+        versions.wrote(path, OpenBaoClient.VersionState(version: version, isDeleted: false))
         return
       } catch .conflict(_, let current) where (current ?? .max) < base && ContinuousClock.now < deadline {
         Thread.sleep(forTimeInterval: 0.05)
@@ -58,16 +62,17 @@ final class KVKeys: Sendable {
     }
   }
 
-  /// Deletes the newest version after checking that it is the one this process saw (KV v2 has
-  /// no check-and-set delete).
+  /// Deletes exactly the version this process saw: when another was written meanwhile, it
+  /// stays, and the delete is a conflict.
   func delete(_ address: SecretItemAddress) throws(OpenBaoError) {
     let path = path(address)
     guard let current = try client.versionState(path), !current.isDeleted else { return }
-    if let base = versions.known(path), base != current.version {
+    let base = versions.known(path) ?? current.version
+    if base == current.version { try client.delete(path, version: base) }
+    guard base == current.version, try client.versionState(path)?.version == base else {
       versions.forgetPolled(path)
-      throw .conflict(path: client.dataPath(path, mount: nil), version: current.version)
+      throw .conflict(path: client.dataPath(path, mount: nil), version: nil)
     }
-    try client.delete(path)
-    versions.saw(path, OpenBaoClient.VersionState(version: current.version, isDeleted: true))
+    versions.wrote(path, OpenBaoClient.VersionState(version: base, isDeleted: true))
   }
 }

@@ -2,29 +2,64 @@ import Foundation
 import SharedState
 import Synchronization
 
-/// Asks OpenBao for the version of every secret the storage's keys use, once per poll interval,
-/// on a thread of its own (each request blocks), and reports the paths that changed.
+/// One thread per storage, running while any key watches: once per poll interval it asks
+/// OpenBao for the version of every secret the storage's keys use (each request blocks) and
+/// tells every watcher the paths that changed; each watcher keeps the changes of its own path.
 final class KVPoller: Sendable {
-  private let stopped = Atomic<Bool>(false)
-  private let wake = DispatchSemaphore(value: 0)
-
-  init(client: OpenBaoClient, versions: KVVersions, onChange: @escaping @Sendable (String?) -> Void) {
-    let interval = client.configuration.pollInterval.seconds
-    Thread.detachNewThread { [self] in
-      while !stopped.load(ordering: .relaxed) {
-        _ = wake.wait(timeout: .now() + interval)
-        guard !stopped.load(ordering: .relaxed) else { return }
-        for path in versions.paths {
-          // A server that cannot answer now is asked again at the next tick.
-          guard let state = try? client.versionState(path) else { continue }
-          if versions.polled(path, state) { onChange(path) }
-        }
-      }
-    }
+  private struct State {
+    var watchers: [UInt64: @Sendable (String?) -> Void] = [:]
+    var nextWatcher: UInt64 = 0
+    /// Which thread may run: a thread whose generation is not this one ends.
+    var generation: UInt64 = 0
+    var running = false
   }
 
-  func stop() {
-    stopped.store(true, ordering: .relaxed)
-    wake.signal()
+  private let client: OpenBaoClient
+  private let versions: KVVersions
+  private let state = Mutex(State())
+  private let wake = DispatchSemaphore(value: 0)
+
+  init(client: OpenBaoClient, versions: KVVersions) {
+    self.client = client
+    self.versions = versions
+  }
+
+  /// Calls `onChange` with each changed path until the subscription is cancelled.
+  func watch(_ onChange: @escaping @Sendable (String?) -> Void) -> SharedSubscription {
+    let (id, start) = state.withLock { state -> (UInt64, UInt64?) in
+      defer { state.nextWatcher += 1 }
+      state.watchers[state.nextWatcher] = onChange
+      guard !state.running else { return (state.nextWatcher, nil) }
+      state.running = true
+      state.generation += 1
+      return (state.nextWatcher, state.generation)
+    }
+    if let start { Thread.detachNewThread { [self] in poll(generation: start) } }
+    return SharedSubscription { [self] in stopWatching(id) }
+  }
+
+  private func stopWatching(_ id: UInt64) {
+    let last = state.withLock { state -> Bool in
+      state.watchers[id] = nil
+      guard state.watchers.isEmpty, state.running else { return false }
+      state.running = false
+      state.generation += 1
+      return true
+    }
+    if last { wake.signal() }
+  }
+
+  private func poll(generation: UInt64) {
+    let interval = client.configuration.pollInterval.seconds
+    while true {
+      _ = wake.wait(timeout: .now() + interval)
+      let watchers = state.withLock { $0.generation == generation ? Array($0.watchers.values) : nil }
+      guard let watchers else { return }
+      for path in versions.paths {
+        // A server that cannot answer now is asked again at the next tick.
+        guard let current = try? client.versionState(path), versions.polled(path, current) else { continue }
+        for watcher in watchers { watcher(path) }
+      }
+    }
   }
 }

@@ -10,8 +10,9 @@ import Synchronization
 ///
 /// ```swift
 /// let bao = OpenBaoClient(OpenBaoConfiguration())          // BAO_ADDR, BAO_TOKEN
-/// let secret = try bao.read("deploy/api")                  // nil when absent
-/// try bao.write("deploy/api", fields: ["token": "…"], checkAndSet: secret?.version ?? 0)
+/// let secret = try bao.read("deploy/api")                  // nil when absent or deleted
+/// let base = try bao.versionState("deploy/api")?.version ?? 0
+/// try bao.write("deploy/api", fields: ["token": "…"], checkAndSet: base)
 /// ```
 public final class OpenBaoClient: Sendable {
   /// Where and how this client reaches OpenBao.
@@ -60,6 +61,16 @@ public final class OpenBaoClient: Sendable {
     public let version: Int
     /// Whether the newest version is deleted or destroyed.
     public let isDeleted: Bool
+
+    /// A state from its parts.
+    ///
+    /// - Parameters:
+    ///   - version: The newest version.
+    ///   - isDeleted: Whether it is deleted or destroyed.
+    public init(version: Int, isDeleted: Bool) {
+      self.version = version
+      self.isDeleted = isDeleted
+    }
   }
 
   /// The newest version of the secret at `path` in `mount` (the configured one by default);
@@ -67,7 +78,7 @@ public final class OpenBaoClient: Sendable {
   public func read(_ path: String, mount: String? = nil) throws(OpenBaoError) -> Secret? {
     let location = dataPath(path, mount: mount)
     let response = try send("GET", location)
-    if response.status == 404 { return nil }
+    if Self.isAbsent(response) { return nil }
     try expectSuccess(response, location)
     guard let outer = response.json?["data"] as? [String: Any], let fields = outer["data"] as? [String: Any],
       let metadata = outer["metadata"] as? [String: Any], let version = metadata["version"] as? Int,
@@ -80,16 +91,17 @@ public final class OpenBaoClient: Sendable {
   public func versionState(_ path: String, mount: String? = nil) throws(OpenBaoError) -> VersionState? {
     let location = metadataPath(path, mount: mount)
     let response = try send("GET", location)
-    if response.status == 404 { return nil }
+    if Self.isAbsent(response) { return nil }
     try expectSuccess(response, location)
     guard let data = response.json?["data"] as? [String: Any], let current = data["current_version"] as? Int else {
       throw .server(status: response.status, path: location, reason: "the answer is not KV v2 metadata")
     }
     let versions = data["versions"] as? [String: Any]
     let newest = versions?[String(current)] as? [String: Any]
-    let deletion = newest?["deletion_time"] as? String ?? ""
+    let deletion = (newest?["deletion_time"] as? String).flatMap(Self.date)
     let destroyed = newest?["destroyed"] as? Bool ?? false
-    return VersionState(version: current, isDeleted: !deletion.isEmpty || destroyed)
+    // A mount with `delete_version_after` gives every version a deletion time in the future.
+    return VersionState(version: current, isDeleted: destroyed || deletion.map { $0 <= Date() } ?? false)
   }
 
   /// Writes `fields` as a new version of the secret at `path` and returns its number.
@@ -120,13 +132,34 @@ public final class OpenBaoClient: Sendable {
     return version
   }
 
-  /// Deletes the newest version of the secret at `path` (older versions stay, and the deleted
-  /// one can be undeleted with `bao kv undelete`); nothing there is not an error.
-  public func delete(_ path: String, mount: String? = nil) throws(OpenBaoError) {
-    let location = dataPath(path, mount: mount)
-    let response = try send("DELETE", location)
-    if response.status == 404 { return }
+  /// Deletes the newest version of the secret at `path`, or only `version` when given (older
+  /// versions stay, and a deleted one can be undeleted with `bao kv undelete`); nothing there is
+  /// not an error.
+  public func delete(_ path: String, version: Int? = nil, mount: String? = nil) throws(OpenBaoError) {
+    let response: HTTPResponse
+    let location: String
+    if let version {
+      location = "\(mount ?? configuration.mount)/delete/\(path)"
+      response = try send("POST", location, body: Data(#"{"versions":[\#(version)]}"#.utf8))
+    } else {
+      location = dataPath(path, mount: mount)
+      response = try send("DELETE", location)
+    }
+    if Self.isAbsent(response) { return }
     try expectSuccess(response, location)
+  }
+
+  /// A 404 with no error text: nothing at the path. One that says why (no such mount, no
+  /// handler for the route) is an error.
+  static func isAbsent(_ response: HTTPResponse) -> Bool {
+    response.status == 404 && response.errorText == "HTTP 404"
+  }
+
+  /// An RFC 3339 time as OpenBao writes it (nanoseconds, UTC); nil for an empty or odd one.
+  static func date(_ text: String) -> Date? {
+    guard !text.isEmpty else { return nil }
+    let seconds = text.split(separator: ".").first.map { $0.hasSuffix("Z") ? String($0) : $0 + "Z" } ?? text
+    return ISO8601DateFormatter().date(from: seconds)
   }
 
   // MARK: Requests
@@ -147,20 +180,21 @@ public final class OpenBaoClient: Sendable {
     }
   }
 
-  /// Sends an authenticated request to `/v1/LOCATION`; a token refused as expired is obtained
-  /// again once when its source can give a new one.
+  /// Sends an authenticated request to `/v1/LOCATION`; a token that has stopped working is
+  /// obtained again once when its source can give a new one.
   func send(_ method: String, _ location: String, body: Data? = nil) throws(OpenBaoError) -> HTTPResponse {
     let token = try tokens.current(using: self)
     let response = try sendToCluster(method, location, body: body, token: token)
-    guard response.status == 403, tokens.canObtainAgain else { return response }
+    // A 403 is often just a policy; only a token that no longer works is replaced.
+    guard response.status == 403, tokens.canObtainAgain, !tokens.isValid(token, using: self) else { return response }
     tokens.invalidate(token)
     return try sendToCluster(method, location, body: body, token: try tokens.current(using: self))
   }
 
   /// Sends a request to the first server that can answer it: a server that cannot be reached,
   /// is sealed, or is a standby with no active node to forward to is skipped. While a cluster
-  /// recovers from losing its leader (see `isPassing`), rounds are repeated for up to the
-  /// request timeout.
+  /// recovers from losing its leader (see `isPassing`), rounds are repeated until the request
+  /// timeout has passed since the first.
   func sendToCluster(_ method: String, _ location: String, body: Data?, token: String?) throws(OpenBaoError)
     -> HTTPResponse
   {
@@ -169,41 +203,23 @@ public final class OpenBaoClient: Sendable {
     let deadline = ContinuousClock.now + configuration.requestTimeout
     var pause = Duration.milliseconds(50)
     while true {
-      var failures: [String] = []
+      var failure = "no answer"
       var sealed: String?
-      var electing = false
+      var passing = false
       let start = preferred.load(ordering: .relaxed)
       for offset in 0..<addresses.count {
         let index = (start + offset) % addresses.count
-        let request = makeRequest(method, Self.url(addresses[index], location), body: body, token: token)
-        var response: HTTPResponse
-        do throws(TransportFailure) { response = try transport.send(request) } catch {
-          failures.append(error.reason)
-          continue
+        switch attempt(method, addresses[index], location, body: body, token: token) {
+        case .answered(let response):
+          preferred.store(index, ordering: .relaxed)
+          if let seen = response.index { self.index.withLock { $0 = seen } }
+          return response
+        case .unreachable(let reason): failure = reason
+        case .sealed: sealed = addresses[index].absoluteString
+        case .passing: passing = true
         }
-        // A standby that does not forward names the active node: one hop there. When that node
-        // cannot be reached, the standby's view is stale: the cluster is electing.
-        if (301...308).contains(response.status), let target = response.location.flatMap(URL.init(string:)) {
-          do throws(TransportFailure) {
-            response = try transport.send(makeRequest(method, target, body: body, token: token))
-          } catch {
-            electing = true
-            continue
-          }
-        }
-        if response.status == 503, response.errorText.contains("sealed") {
-          sealed = addresses[index].absoluteString
-          continue
-        }
-        if Self.isPassing(response) {
-          electing = true
-          continue
-        }
-        preferred.store(index, ordering: .relaxed)
-        if let seen = response.index { self.index.withLock { $0 = seen } }
-        return response
       }
-      if electing, ContinuousClock.now + pause < deadline {
+      if passing, ContinuousClock.now + pause < deadline {
         Thread.sleep(forTimeInterval: pause.seconds)
         pause = min(pause * 2, .milliseconds(500))
         continue
@@ -211,17 +227,58 @@ public final class OpenBaoClient: Sendable {
       if let sealed { throw .sealed(address: sealed) }
       throw .unreachable(
         addresses: addresses.map(\.absoluteString),
-        reason: electing ? "no active server: the cluster is electing a leader" : failures.last ?? "no answer")
+        reason: passing ? "no active server: the cluster is electing a leader" : failure)
+    }
+  }
+
+  /// What one server made of a request.
+  private enum Outcome {
+    case answered(HTTPResponse)
+    case unreachable(String)
+    case sealed
+    /// A state the cluster passes through: ask again later.
+    case passing
+  }
+
+  private func attempt(_ method: String, _ address: URL, _ location: String, body: Data?, token: String?) -> Outcome {
+    var response: HTTPResponse
+    do throws(TransportFailure) {
+      response = try transport.send(makeRequest(method, Self.url(address, location), body: body, token: token))
+    } catch {
+      return .unreachable(error.reason)
+    }
+    // A standby that does not forward names the active node: one hop there, and only to a
+    // configured server (the token and the body go with it). When that node cannot be
+    // reached, the standby's view is stale: the cluster is electing.
+    if (301...308).contains(response.status) {
+      guard let target = response.location.flatMap(URL.init(string:)), let server = configuredServer(target) else {
+        return .unreachable("\(address.absoluteString) redirected to a server that is not configured")
+      }
+      do throws(TransportFailure) {
+        response = try transport.send(makeRequest(method, Self.url(server, location), body: body, token: token))
+      } catch {
+        return .passing
+      }
+    }
+    if response.status == 503, response.errorText.contains("sealed") { return .sealed }
+    return Self.isPassing(response) ? .passing : .answered(response)
+  }
+
+  /// The configured server a redirect points at (same scheme, host and port), if any.
+  private func configuredServer(_ target: URL) -> URL? {
+    configuration.addresses.first {
+      $0.scheme == target.scheme && $0.host() == target.host() && ($0.port ?? 0) == (target.port ?? 0)
     }
   }
 
   /// Whether the answer is a state a cluster passes through: no active node yet, a new active
-  /// node still preparing its KV mounts, a node not yet at the storage index asked for.
+  /// node still preparing its KV mounts, a node not yet at the storage index asked for (412),
+  /// a node asking to be asked later (429).
   static func isPassing(_ response: HTTPResponse) -> Bool {
     let text = response.errorText
     return ((500...503).contains(response.status) && text.contains("active"))
       || (response.status == 400 && text.contains("Waiting for the primary"))
-      || response.status == 412 || text.contains("storage index")
+      || response.status == 412 || response.status == 429 || text.contains("storage index")
   }
 
   /// `ADDRESS/v1/LOCATION`, the location's characters that a path cannot hold percent-encoded

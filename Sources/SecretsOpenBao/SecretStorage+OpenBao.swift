@@ -39,17 +39,16 @@ extension SecretStorage {
   /// - Parameter client: The client every key of the storage uses.
   public static func openBao(_ client: OpenBaoClient) -> SecretStorage {
     let keys = KVKeys(client)
+    let poller = KVPoller(client: client, versions: keys.versions)
     var storage = SecretStorage(
       read: { try keys.read($0) },
       write: { try keys.write($0, $1) },
       delete: { try keys.delete($0) },
       backup: { _, _, _ in },
-      watch: { _, onChange in
-        let poller = KVPoller(client: client, versions: keys.versions, onChange: onChange)
-        return SharedSubscription { poller.stop() }
-      }
+      watch: { _, onChange in poller.watch(onChange) }
     )
     storage.knownPath = { keys.versions.isKnown(keys.path($0)) ? keys.path($0) : nil }
+    storage.readDiscarded = { keys.versions.readDiscarded(keys.path($0)) }
     return storage
   }
 }
@@ -69,8 +68,12 @@ package struct KVPath {
       .joined(separator: "/")
   }
 
-  /// `%XX` for every byte but letters, digits and `._@+-`: a `/` in a service cannot make a folder.
+  /// `%XX` for every byte but letters, digits and `._@+-`: a `/` in a service cannot make a
+  /// folder, nor can `.` or `..` (written `%2E`) climb out of one.
   static func escaped(_ component: String) -> String {
+    if !component.isEmpty, component.allSatisfy({ $0 == "." }) {
+      return String(repeating: "%2E", count: component.count)
+    }
     var text = ""
     for byte in component.utf8 {
       switch byte {

@@ -26,6 +26,11 @@ final class TokenKeeper: Sendable {
     }
   }
 
+  /// Whether `token` still works (`auth/token/lookup-self` answers).
+  func isValid(_ token: String, using client: OpenBaoClient) -> Bool {
+    (try? client.sendToCluster("GET", "auth/token/lookup-self", body: nil, token: token).status) == 200
+  }
+
   /// Forgets `token` (refused by the server), so the next request obtains a new one.
   func invalidate(_ token: String) {
     state.withLock { if $0.token == token { $0 = State() } }
@@ -100,11 +105,12 @@ final class TokenKeeper: Sendable {
     return text.trimmingCharacters(in: .newlines)
   }
 
-  /// Learns a token's time to live (`auth/token/lookup-self`).
+  /// Learns a token's time to live (`auth/token/lookup-self`); a token that may not look
+  /// itself up (no default policy) is used as it is, never renewed.
   private func lookUp(_ token: String, using client: OpenBaoClient) throws(OpenBaoError) -> State {
     let response = try client.sendToCluster("GET", "auth/token/lookup-self", body: nil, token: token)
     guard response.status == 200, let data = response.json?["data"] as? [String: Any] else {
-      throw .forbidden(path: "auth/token/lookup-self", reason: response.errorText)
+      return State(token: token)
     }
     return Self.state(token, ttl: data["ttl"] as? Int ?? 0, renewable: data["renewable"] as? Bool ?? false)
   }

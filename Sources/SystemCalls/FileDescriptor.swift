@@ -99,8 +99,11 @@ package struct FileDescriptor: Hashable, Sendable {
       raw = mkstemp(&template)
     }
     guard raw >= 0 else { throw Errno.current }
-    unlink(template)
-    _ = fcntl(raw, F_SETFD, FD_CLOEXEC)
+    guard unlink(template) == 0, fcntl(raw, F_SETFD, FD_CLOEXEC) == 0 else {
+      let error = Errno.current
+      Glibc.close(raw)
+      throw error
+    }
     let file = FileDescriptor(rawValue: raw)
     let written = bytes.withUnsafeBytes { buffer in Result { () throws(Errno) in try file.writeAll(buffer) } }
     guard case .success = written, lseek(raw, 0, SEEK_SET) == 0 else {

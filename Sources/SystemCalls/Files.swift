@@ -81,6 +81,12 @@ package enum Files {
     return String(validating: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
+  /// Whether `path` is a regular file (following links), which can be read twice alike. Wraps stat(2).
+  package static func isRegularFile(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+  }
+
   /// Wraps stat(2).
   package static func exists(_ path: String) -> Bool {
     var info = stat()

@@ -55,6 +55,13 @@ public protocol PersistentStore<Stored>: Sendable, CustomStringConvertible {
   /// file, a round trip for a remote store: `true` by default.
   var readsBeforeWriting: Bool { get }
 
+  /// Called when the core throws away what ``read()`` just returned, because a local value began
+  /// waiting for its write meanwhile and will overwrite the store. A store whose writes are
+  /// based on what it last read (check-and-set on a version) goes back to what they were based
+  /// on before that read, so that the newer contents it read are not overwritten unseen. Nothing
+  /// by default.
+  func readDiscarded()
+
   /// Whether the store lives in this process's memory (a test's): its change notices are then
   /// handled before the call that made them returns, and a last handle's pending write is
   /// written before the handle is gone, so a test sees each effect at once. `false` by default.
@@ -67,4 +74,6 @@ extension PersistentStore {
   public var readsBeforeWriting: Bool { true }
   /// `false`: a store outside this process.
   public var isInMemory: Bool { false }
+  /// Nothing: the store's writes do not depend on what it read.
+  public func readDiscarded() {}
 }

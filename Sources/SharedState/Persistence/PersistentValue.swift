@@ -182,7 +182,10 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
     let writes = known.writesBegun
     guard !batcher.hasPendingWrite, !known.isWriting else { return }
     let read = Result { try store.read() }
-    guard known.writesBegun == writes, !batcher.hasPendingWrite else { return }
+    guard known.writesBegun == writes, !batcher.hasPendingWrite else {
+      store.readDiscarded()
+      return
+    }
     reachedStore(read)
     switch read {
     case .failure(let error): subscriber.yield(throwing: error)

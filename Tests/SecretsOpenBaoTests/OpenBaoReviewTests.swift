@@ -1,0 +1,178 @@
+import Foundation
+import SecretTestSupport
+import Secrets
+import SecretsOpenBao
+import Testing
+
+// What a careful reader of the OpenBao store asked for: tokens stay with the configured servers,
+// every watched key hears its own changes, a delete never removes someone else's version.
+extension OpenBaoTests {
+  @Suite("OpenBao store: hostile and unusual servers")
+  struct HardeningTests {
+    @Test func aRedirectToAServerThatIsNotConfiguredIsNotFollowed() async throws {
+      try await withOpenBao { server async throws in
+        try server.bao(["kv", "put", "secret/x", "value=1"]).expectSuccess()
+        let elsewhere = try Redirector(to: "http://127.0.0.1:\(try freeLoopbackPort())", in: server.directory)
+        defer { elsewhere.stop() }
+        let redirector = try Redirector(to: elsewhere.address, in: server.directory)
+        defer { redirector.stop() }
+        let client = OpenBaoClient(server.configuration(addresses: [redirector.address]))
+        #expect(throws: OpenBaoError.self) { try client.read("x") }
+        #expect(elsewhere.requests() == 0, "the token went to a server nobody configured")
+        // Positive control: a redirect to a configured server is followed.
+        let toServer = try Redirector(to: server.address, in: server.directory)
+        defer { toServer.stop() }
+        let following = OpenBaoClient(server.configuration(addresses: [toServer.address, server.address]))
+        #expect(try following.read("x")?.field("value") == "1")
+        #expect(toServer.requests() >= 1)
+      }
+    }
+
+    @Test func everyWatchedKeyHearsItsOwnChanges() async throws {
+      try await withOpenBao { server async throws in
+        try await withOpenBaoKeys(server) { _ in
+          @Shared(.secret(service: "many", account: "a")) var a: Int = 0
+          @Shared(.secret(service: "many", account: "b")) var b: Int = 0
+          @Shared(.secret(service: "many", account: "c")) var c: Int = 0
+          @Shared(.secret(service: "many", account: "d")) var d: Int = 0
+          let keys = [$a, $b, $c, $d]
+          for key in keys {
+            key.withLock { $0 = 1 }
+            try await key.save()
+          }
+          for (index, name) in ["a", "b", "c", "d"].enumerated() {
+            try server.put("many/\(name)", "\(10 + index)")
+          }
+          try await eventually("every key to hear its change") {
+            keys.map(\.wrappedValue) == [10, 11, 12, 13]
+          }
+        }
+      }
+    }
+
+    @Test func deletingNeverRemovesAVersionThisProcessDidNotSee() async throws {
+      try await withOpenBao { server async throws in
+        try await withOpenBaoKeys(server, configuration: server.configuration(pollInterval: .seconds(3600))) { _ in
+          @Shared(.secret(service: "del", account: "a")) var value: Int? = nil
+          $value.withLock { $0 = 1 }
+          try await $value.save()
+          try server.put("del/a", "2")
+          $value.withLock { $0 = nil }
+          await #expect(throws: OpenBaoError.self) { try await $value.save() }
+          #expect(try server.value(at: "del/a") == "2", "another process's version was deleted")
+        }
+      }
+    }
+
+    @Test func aDeletionTimeInTheFutureIsNotADeletion() async throws {
+      try await withOpenBao { server async throws in
+        try server.bao(["write", "secret/config", "delete_version_after=1h"]).expectSuccess()
+        try server.bao(["kv", "put", "secret/later", "value=1"]).expectSuccess()
+        let client = OpenBaoClient(server.configuration())
+        #expect(try client.versionState("later") == OpenBaoClient.VersionState(version: 1, isDeleted: false))
+        // Positive control: deleted now is deleted.
+        try server.bao(["kv", "delete", "secret/later"]).expectSuccess()
+        #expect(try client.versionState("later")?.isDeleted == true)
+      }
+    }
+
+    @Test func aMountThatDoesNotExistIsAnErrorNotAbsence() async throws {
+      try await withOpenBao { server async throws in
+        let client = OpenBaoClient(server.configuration())
+        #expect(try client.read("nothing") == nil)
+        #expect(throws: OpenBaoError.self) { try client.read("x", mount: "typo") }
+        #expect(try server.secretctl(["read", "bao://typo/x"]).status == 3)
+      }
+    }
+
+    @Test func secretctlRefusesOptionsThatMeanNothingInOpenBao() async throws {
+      try await withOpenBao { server async throws in
+        #expect(try server.secretctl(["get", "--store", "bao", "--collection", "session", "s", "a"]).status == 2)
+        #expect(try server.secretctl(["delete", "--store", "bao", "--all", "s"]).status == 2)
+      }
+    }
+
+    @Test func runWithMaskConcealsSecretsFromBothStores() async throws {
+      try await withOpenBao { server async throws in
+        try await withProvider(.secretd) { instance in
+          try server.bao(["kv", "put", "secret/deploy/api", "token=from-bao"]).expectSuccess()
+          try await instance.client().write(SecretValue("from-keyring"), service: "db", account: "app")
+          var environment = server.environment()
+          environment.merge(instance.environment) { $1 }
+          environment["DB"] = "secret://db/app"
+          environment["API"] = "bao://secret/deploy/api#token"
+          let run = try server.secretctl(
+            ["run", "--mask", "--", "sh", "-c", "echo $DB $API"], environment: environment)
+          #expect(run.status == 0, "\(run.stderrText)")
+          #expect(run.stdoutText == "<concealed> <concealed>\n")
+        }
+      }
+    }
+  }
+}
+
+/// A python HTTP server that answers every request with a 307 to `target` and counts them.
+final class Redirector: Sendable {
+  let address: String
+  private let process: ChildProcess
+  private let log: URL
+
+  init(to target: String, in directory: URL) throws {
+    let port = try freeLoopbackPort()
+    address = "http://127.0.0.1:\(port)"
+    log = directory.appending(path: "redirector-\(port).log")
+    FileManager.default.createFile(atPath: log.path, contents: nil)
+    let script = """
+      import http.server, sys
+      target, log = sys.argv[1], sys.argv[2]
+      class Redirect(http.server.BaseHTTPRequestHandler):
+          def answer(self):
+              open(log, "a").write("request\\n")
+              self.send_response(307)
+              self.send_header("Location", target + self.path)
+              self.send_header("Content-Length", "0")
+              self.end_headers()
+          do_GET = do_POST = do_PUT = do_DELETE = answer
+          def log_message(self, *arguments): pass
+      http.server.HTTPServer(("127.0.0.1", \(port)), Redirect).serve_forever()
+      """
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    defer { close(null) }
+    process = try ChildProcess(
+      URL(filePath: "/usr/bin/python3"), ["-c", script, target, log.path], environment: environmentWithoutBus,
+      stdin: null, stdout: null, stderr: null)
+    let probe = address
+    try waitUntilListening(probe)
+  }
+
+  func requests() -> Int {
+    ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").count
+  }
+
+  func stop() {
+    process.signal(SIGTERM)
+    process.wait()
+  }
+}
+
+/// Blocks until something accepts TCP connections at `address` (`http://127.0.0.1:PORT`).
+private func waitUntilListening(_ address: String) throws {
+  guard let port = address.split(separator: ":").last.flatMap({ UInt16($0) }) else { return }
+  let deadline = ContinuousClock.now + .seconds(10)
+  while ContinuousClock.now < deadline {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var target = sockaddr_in()
+    target.sin_family = sa_family_t(AF_INET)
+    target.sin_addr.s_addr = inet_addr("127.0.0.1")
+    target.sin_port = port.bigEndian
+    let connected = withUnsafePointer(to: &target) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    close(socket)
+    if connected == 0 { return }
+    usleep(20_000)
+  }
+  throw HarnessError("nothing listens at \(address)")
+}
