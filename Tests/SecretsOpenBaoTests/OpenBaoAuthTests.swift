@@ -73,6 +73,27 @@ extension OpenBaoTests {
       }
     }
 
+    @Test func aTokenFileIsReadAgainWhenItsTokenStopsWorking() async throws {
+      try await withOpenBao { server in
+        let file = server.directory.appending(path: "token")
+        let first = try server.createToken(ttl: "1h")
+        try Data((first + "\n").utf8).write(to: file)
+        let configuration = server.configuration(
+          authentication: .tokenFile(file.path), pollInterval: .seconds(3600))
+        try await withOpenBaoKeys(server, configuration: configuration) { _ in
+          @Shared(.secret(service: "file", account: "a")) var counter: Int = 0
+          $counter.withLock { $0 = 1 }
+          try await $counter.save()
+          // An agent rotates the token: the old one is revoked, the file holds a new one.
+          try Data(try server.createToken(ttl: "1h").utf8).write(to: file)
+          try server.bao(["token", "revoke", first]).expectSuccess()
+          $counter.withLock { $0 = 2 }
+          try await $counter.save()
+          #expect(try server.value(at: "file/a") == "2")
+        }
+      }
+    }
+
     @Test func aServerThatIsDownIsSkippedForTheNextOne() async throws {
       try await withOpenBao { server in
         let down = "http://127.0.0.1:\(try freeLoopbackPort())"
