@@ -23,7 +23,8 @@ public struct OpenBaoConfiguration: Sendable {
   /// within this time, and a watched secret that does not change costs one small request per
   /// interval.
   public var pollInterval: Duration
-  /// How long one request may take before the next server is tried.
+  /// How long one server may take to answer before the next is tried, and how long in all a
+  /// request waits for a cluster that is electing a leader or catching up.
   public var requestTimeout: Duration
 
   /// A configuration from its parts.
