@@ -45,7 +45,11 @@ final class TokenKeeper: Sendable {
           state = renewed
           return token
         }
-        guard canObtainAgain else { return token }
+        guard canObtainAgain else {
+          // Nothing else to try: the token is used until it expires, without a renewal a request.
+          state.renewAt = nil
+          return token
+        }
       }
       state = try obtain(using: client)
       return state.token ?? ""
