@@ -52,7 +52,7 @@ package final class Daemon: @unchecked Sendable {
 
   /// Prepares the daemon; nothing is taken off the bus until ``start()``.
   init(connection: BusConnection, configuration: Configuration, clock: any ExpiryClock) throws(GLibError) {
-    Gcrypt.initialize()
+    Gcrypt.initialize(securePoolBytes: 256 * 1024)
     SecureMemory.allowUnlocked.store(configuration.allowUnlockedMemory, ordering: .relaxed)
     self.connection = connection
     self.configuration = configuration

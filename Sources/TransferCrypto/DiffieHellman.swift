@@ -60,10 +60,13 @@ package enum DiffieHellman {
   /// HKDF-SHA256. The peer's key must be an element of the group other than 1 and p-1 (0, 1,
   /// p-1 and anything >= p would leak the key or are not group elements).
   package static func deriveKey(
-    _ pair: KeyPair, peerKey: UnsafeRawBufferPointer, into key: UnsafeMutableRawBufferPointer
+    _ pair: KeyPair, peerKey given: UnsafeRawBufferPointer, into key: UnsafeMutableRawBufferPointer
   ) throws(CryptoError) {
+    // Leading zero bytes (a signed encoding of a key whose top bit is set) change nothing.
+    let zeros = given.prefix { $0 == 0 }.count
+    let peerKey = UnsafeRawBufferPointer(rebasing: given[zeros...])
     guard peerKey.count > 0, peerKey.count <= OakleyGroup2.byteCount else {
-      throw .invalidPublicKey(length: peerKey.count)
+      throw .invalidPublicKey(length: given.count)
     }
     try library {
       let prime = try BigInteger.fromHex(OakleyGroup2.primeHex)

@@ -16,16 +16,18 @@ package struct GcryptError: Error, CustomStringConvertible {
 package enum Gcrypt {
   private static let initialized = Mutex(false)
 
-  /// Initialises libgcrypt once: version check, a secure-memory pool for its own temporaries
-  /// (MPIs and cipher contexts), no warnings on stderr. Wraps gcry_check_version, gcry_control.
-  package static func initialize() {
+  /// Initialises libgcrypt once: version check, a secure-memory pool of `securePoolBytes` for
+  /// its own temporaries (MPIs and cipher contexts), no warnings on stderr. The first call
+  /// decides; a client makes it before libsecret can, so that the two never initialise libgcrypt
+  /// at once. Wraps gcry_check_version, gcry_control.
+  package static func initialize(securePoolBytes: Int = 64 * 1024) {
     initialized.withLock { done in
       guard !done else { return }
       done = true
       if secretd_gcry_initialized() != 0 { return }
       _ = gcry_check_version(nil)
       _ = secretd_gcry_disable_secmem_warnings()
-      _ = secretd_gcry_init_secmem(256 * 1024)
+      _ = secretd_gcry_init_secmem(UInt32(securePoolBytes))
       _ = secretd_gcry_initialization_finished()
     }
   }

@@ -1,5 +1,6 @@
 // Secret bytes of one process, in libgcrypt's pool of locked memory.
 import CGcrypt
+import Glibc
 
 /// Bytes in libgcrypt's locked memory (never swapped), wiped when released.
 package final class LockedBytes: @unchecked Sendable {
@@ -17,8 +18,12 @@ package final class LockedBytes: @unchecked Sendable {
     self.count = count
   }
 
-  // gcry_free wipes secure memory before returning it to the pool.
-  deinit { gcry_free(pointer) }
+  // Wiped here too: when libsecret set up libgcrypt first, its allocator may have handed out
+  // ordinary memory that gcry_free would not wipe.
+  deinit {
+    explicit_bzero(pointer, max(count, 1))
+    gcry_free(pointer)
+  }
 
   package func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
     try body(UnsafeRawBufferPointer(start: pointer, count: count))

@@ -28,6 +28,14 @@ struct CryptoTests {
     #expect(server.serverPublicKey.count == 128)
   }
 
+  @Test("a public key with leading zero bytes (a signed encoding, 129 bytes) is the same key")
+  func leadingZerosAreIgnored() throws {
+    let client = try DiffieHellman.makeKeyPair()
+    let server = try ([0] + client.publicKey).withUnsafeBytes { try KeyAgreement.respond(toClientKey: $0) }
+    let clientKey = try server.serverPublicKey.withUnsafeBytes { try KeyAgreement.deriveKey(client, peerKey: $0) }
+    #expect(clientKey.isEqual(to: server.aesKey))
+  }
+
   @Test("AES-128-CBC-PKCS7 round trips every length, with a fresh IV each time")
   func roundTrip() throws {
     let key = try secureBuffer(Array(repeating: 9, count: 16))

@@ -35,4 +35,24 @@ struct TransferSessionTests {
       #expect(try await calls.count("OpenSession") == before + 1)
     }
   }
+
+  /// A restarted provider numbers its sessions from the start again, so an old session path may
+  /// name another session now: a client that read before the restart and writes after it reads
+  /// the new provider's secret, never one decrypted with the old session's key.
+  @Test(arguments: Provider.all)
+  func afterTheProviderRestartsAReadIsNeverDecryptedWithAnotherSessionsKey(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let client = instance.client()
+      // Session 1 is another client's, session 2 the client's own, for reading.
+      try await instance.client().write(SecretValue("before"), service: "restart", account: "a")
+      #expect(try await client.read(service: "restart", account: "a")?.text == "before")
+      instance.stopProvider()
+      try instance.startProvider()
+      // Again session 1 another client's; session 2 now libsecret's, for the client's write.
+      try await instance.client().write(SecretValue("other"), service: "restart", account: "b")
+      try await client.write(SecretValue("after"), service: "restart", account: "a")
+      #expect(try await client.read(service: "restart", account: "a")?.text == "after")
+      #expect(try await client.read(service: "restart", account: "a")?.text == "after")
+    }
+  }
 }

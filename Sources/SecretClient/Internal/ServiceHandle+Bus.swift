@@ -69,11 +69,15 @@ extension ServiceHandle {
     return g_variant_get_child_value(reply, 0)
   }
 
-  /// Calls a method of the provider's object at `path`.
+  /// Calls a method of the provider's object at `path` (of the provider with the unique name
+  /// `destination`, when given); errors name `about`, or the path.
   func callObject(
-    _ path: String, _ interface: String, _ method: String, _ parameters: OpaquePointer, replyType: String
+    _ path: String, _ interface: String, _ method: String, _ parameters: OpaquePointer, replyType: String,
+    destination: String? = nil, about: String? = nil
   ) throws(SecretError) -> OpaquePointer {
-    try callMethod(destination: busName, path, interface, method, parameters, replyType: replyType, about: path)
+    try callMethod(
+      destination: destination ?? busName, path, interface, method, parameters, replyType: replyType,
+      about: about ?? path)
   }
 
   /// Calls a method of the bus daemon itself about the provider's name.

@@ -3,6 +3,10 @@
 // runs the same algorithm with short exponents (DiffieHellman.exponentBits), so a one-shot
 // read costs a fraction of that. Writes still go through libsecret, which opens its own
 // session when it first needs one.
+//
+// The session belongs to the provider that opened it: its calls go to that provider's unique
+// name, so a provider that restarted (and may hand the same session path to someone else) is
+// an error that makes SecretClient reconnect, never a secret decrypted with another key.
 import CLibSecret
 import TransferCrypto
 
@@ -11,10 +15,13 @@ final class TransferSession: Sendable {
   let path: String
   /// The AES key; nil for a `plain` session.
   let key: LockedBytes?
+  /// The unique bus name of the provider that opened it.
+  let provider: String
 
-  init(path: String, key: LockedBytes?) {
+  init(path: String, key: LockedBytes?, provider: String) {
     self.path = path
     self.key = key
+    self.provider = provider
   }
 }
 
@@ -22,14 +29,24 @@ extension ServiceHandle {
   static let dhAlgorithm = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
 
   /// The secrets of unlocked items, by path, in one `GetSecrets` call; locked items and items
-  /// that have gone are left out.
+  /// that have gone are left out. A session the provider no longer knows, or whose secrets do
+  /// not decrypt, is dropped and a new one opened, once.
   func secrets(at paths: [String]) throws(SecretError) -> [String: SecretValue] {
     guard !paths.isEmpty else { return [:] }
     let session = try transferSession()
+    do {
+      return try secrets(at: paths, in: session)
+    } catch .dbus(let name, _) where name.hasSuffix(".NoSession") || name == Self.transferFailed {
+      transfer.withLock { if $0 === session { $0 = nil } }
+      return try secrets(at: paths, in: try transferSession())
+    }
+  }
+
+  private func secrets(at paths: [String], in session: TransferSession) throws(SecretError) -> [String: SecretValue] {
     var arguments: [OpaquePointer?] = [objectPathArray(paths), g_variant_new_object_path(session.path)]
     let reply = try callObject(
       "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "GetSecrets", g_variant_new_tuple(&arguments, 2),
-      replyType: "(a{o(oayays)})")
+      replyType: "(a{o(oayays)})", destination: session.provider, about: paths.count == 1 ? paths[0] : nil)
     defer { g_variant_unref(reply) }
     let dictionary = g_variant_get_child_value(reply, 0)
     defer { g_variant_unref(dictionary) }
@@ -60,16 +77,20 @@ extension ServiceHandle {
     }
   }
 
-  /// Opens a DH session, or a plain one when the provider offers no other (as libsecret does).
+  /// Opens a DH session, or a plain one when the provider offers no other (as libsecret does),
+  /// with the provider the proxy was made for (a provider not running yet is started by the
+  /// first call, then asked for its name).
   private func openSession() throws(SecretError) -> TransferSession {
+    let known = providerName()
+    let destination = known ?? busName
     let pair = try crypto { () throws(CryptoError) in try DiffieHellman.makeKeyPair() }
     let reply: OpaquePointer
     do {
-      reply = try callOpenSession(Self.dhAlgorithm, input: byteArray(pair.publicKey))
+      reply = try callOpenSession(Self.dhAlgorithm, input: byteArray(pair.publicKey), destination: destination)
     } catch .dbus(let name, _) where name == "org.freedesktop.DBus.Error.NotSupported" {
-      let plain = try callOpenSession("plain", input: g_variant_new_string(""))
+      let plain = try callOpenSession("plain", input: g_variant_new_string(""), destination: destination)
       defer { g_variant_unref(plain) }
-      return TransferSession(path: stringValue(of: plain, at: 1), key: nil)
+      return TransferSession(path: stringValue(of: plain, at: 1), key: nil, provider: try provider(known))
     }
     defer { g_variant_unref(reply) }
     let boxed = g_variant_get_child_value(reply, 0)
@@ -88,14 +109,28 @@ extension ServiceHandle {
       }
       return key
     }
-    return TransferSession(path: stringValue(of: reply, at: 1), key: key)
+    return TransferSession(path: stringValue(of: reply, at: 1), key: key, provider: try provider(known))
   }
 
-  private func callOpenSession(_ algorithm: String, input: OpaquePointer) throws(SecretError) -> OpaquePointer {
+  /// `known`, or the unique name that owns the provider's name now (the first call started it).
+  private func provider(_ known: String?) throws(SecretError) -> String {
+    if let known { return known }
+    return try providerInfo().uniqueName
+  }
+
+  /// The unique name that owned the provider's name when the proxy was made, without a round trip.
+  private func providerName() -> String? {
+    let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
+    return g_dbus_proxy_get_name_owner(proxy).map(takeString)
+  }
+
+  private func callOpenSession(_ algorithm: String, input: OpaquePointer, destination: String) throws(SecretError)
+    -> OpaquePointer
+  {
     var arguments: [OpaquePointer?] = [g_variant_new_string(algorithm), g_variant_new_variant(input)]
     return try callObject(
       "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "OpenSession", g_variant_new_tuple(&arguments, 2),
-      replyType: "(vo)")
+      replyType: "(vo)", destination: destination)
   }
 
   /// The plain bytes of a `(oayays)` secret.
@@ -124,12 +159,15 @@ extension ServiceHandle {
     return SecretValue(bytes: bytes, contentType: contentType)
   }
 
+  /// The error name of a transfer that failed on this side (a key agreement or a decryption).
+  static let transferFailed = "org.freedesktop.Secret.Error.TransferFailed"
+
   private func crypto<T>(_ body: () throws(CryptoError) -> T) throws(SecretError) -> T {
     do {
       return try body()
     } catch {
       throw .dbus(
-        name: "org.freedesktop.DBus.Error.Failed",
+        name: Self.transferFailed,
         message: "the transfer session with \(busName) failed (\(error)); the provider may be faulty, try again")
     }
   }

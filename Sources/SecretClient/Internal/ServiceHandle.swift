@@ -1,5 +1,6 @@
 import CLibSecret
 import Synchronization
+import TransferCrypto
 
 /// Owns a D-Bus connection and the libsecret `SecretService` proxy opened on it.
 ///
@@ -26,6 +27,8 @@ final class ServiceHandle: @unchecked Sendable {
     else {
       throw .busUnavailable(reason: GErrorBox(error).message)
     }
+    // Before any libsecret call, so that libsecret never sets libgcrypt up at the same time.
+    Gcrypt.initialize()
     guard let service = clibsecret_service_new(connection, busName, &error) else {
       g_object_unref(UnsafeMutableRawPointer(connection))
       throw GErrorBox(error).secretError(busName: busName)
