@@ -4,7 +4,7 @@ import Secrets
 import SecretsOpenBao
 import Testing
 
-// What a careful reader of the OpenBao store asked for: tokens stay with the configured servers,
+// Hostile and unusual servers: tokens stay with the configured servers,
 // every watched key hears its own changes, a delete never removes someone else's version.
 extension OpenBaoTests {
   @Suite("OpenBao store: hostile and unusual servers")
