@@ -4,6 +4,8 @@
 // prints medians with interquartile ranges and the ratio run by run.
 //
 // `secretctl --version` is timed too: the floor any secretctl command pays before its first D-Bus call.
+// So is `secretctl git-credential get` against git's own libsecret helper (built by
+// scripts/bootstrap), for the same credential: what git runs on every fetch and push.
 //
 // Usage: SecretctlBenchmark [RUNS] [PROVIDER...]   (default: 50 runs, every provider of the harness)
 import BenchmarkSupport
@@ -17,15 +19,26 @@ let runs = arguments.first.flatMap { Int($0) } ?? 50
 let named = arguments.compactMap { Provider(rawValue: $0) }
 let providers = named.isEmpty ? Provider.all : named
 
-/// Starts a program with stdin and stderr on /dev/null and stdout into a pipe that is drained,
-/// and returns the wall time until it has exited, in milliseconds.
-func timeRun(_ executable: URL, _ arguments: [String], environment: [String: String], expect: String) throws -> Double {
+/// Starts a program with stdin from `input` (a pipe already holding it; /dev/null without),
+/// stderr on /dev/null and stdout into a pipe that is drained, and returns the wall time until
+/// it has exited, in milliseconds.
+func timeRun(
+  _ executable: URL, _ arguments: [String], input: String? = nil, environment: [String: String], expect: String
+) throws -> Double {
   let null = open("/dev/null", O_RDWR | O_CLOEXEC)
   defer { close(null) }
+  var stdin = null
+  if let input {
+    let pipe = try ChildProcess.makePipe()
+    _ = input.utf8CString.withUnsafeBytes { write(pipe.write, $0.baseAddress, $0.count - 1) }
+    close(pipe.write)
+    stdin = pipe.read
+  }
+  defer { if stdin != null { close(stdin) } }
   let output = try ChildProcess.makePipe()
   let start = ContinuousClock.now
   let child = try ChildProcess(
-    executable, arguments, environment: environment, stdin: null, stdout: output.write, stderr: null)
+    executable, arguments, environment: environment, stdin: stdin, stdout: output.write, stderr: null)
   close(output.write)
   let reader = FileHandle(fileDescriptor: output.read, closeOnDealloc: true)
   let printed = reader.readDataToEndOfFile()
@@ -40,6 +53,20 @@ func timeRun(_ executable: URL, _ arguments: [String], environment: [String: Str
 
 let secretctl = try builtExecutable("secretctl")
 let secretTool = try resolveExecutable("secret-tool")
+
+/// git's libsecret helper, which scripts/bootstrap builds into the build folder.
+func gitHelper() throws -> URL {
+  var folder = secretctl.deletingLastPathComponent()
+  while folder.path != "/", folder.lastPathComponent != ".build" { folder = folder.deletingLastPathComponent() }
+  let helper = folder.appending(path: "git-credential-libsecret")
+  guard FileManager.default.isExecutableFile(atPath: helper.path) else {
+    throw HarnessError("git-credential-libsecret is not built; run scripts/bootstrap")
+  }
+  return helper
+}
+let gitCredentialHelper = try gitHelper()
+let query = "protocol=https\nhost=example.com\nusername=alice\n\n"
+let credential = "username=alice\npassword=benchmark-secret\n"
 print("secretctl get vs secret-tool lookup, \(runs) runs each, interleaved, process start to exit")
 for provider in providers {
   do {
@@ -54,7 +81,17 @@ for provider in providers {
           secretTool, ["lookup", "service", "bench", "account", "cli"], environment: environment,
           expect: "benchmark-secret")
       }
+      _ = try timeRun(
+        secretctl, ["git-credential", "store"], input: query.dropLast() + "password=benchmark-secret\n\n",
+        environment: environment, expect: "")
+      let ourHelper = {
+        try timeRun(secretctl, ["git-credential", "get"], input: query, environment: environment, expect: credential)
+      }
+      let gitsHelper = {
+        try timeRun(gitCredentialHelper, ["get"], input: query, environment: environment, expect: credential)
+      }
       var (ours, theirs, startup) = (Samples(), Samples(), Samples())
+      var (ourGit, theirGit) = (Samples(), Samples())
       // One warm-up each, so that page cache and the provider's first-call costs are not measured.
       _ = try get()
       _ = try lookup()
@@ -68,6 +105,13 @@ for provider in providers {
         }
         startup.append(
           try timeRun(secretctl, ["--version"], environment: environment, expect: "secretctl \(secretctlVersion)\n"))
+        if run.isMultiple(of: 2) {
+          ourGit.append(try ourHelper())
+          theirGit.append(try gitsHelper())
+        } else {
+          theirGit.append(try gitsHelper())
+          ourGit.append(try ourHelper())
+        }
       }
       print("\(provider):")
       print("  secretctl get         \(ours.formatted(2)) ms")
@@ -75,6 +119,9 @@ for provider in providers {
       print(
         "  secretctl --version   \(startup.formatted(2)) ms   (process start alone: runtime and libraries, no D-Bus)")
       print("  ratio secretctl / secret-tool, run by run: \(Samples.ratios(ours, theirs).formatted(2))")
+      print("  secretctl git-credential get   \(ourGit.formatted(2)) ms")
+      print("  git-credential-libsecret get   \(theirGit.formatted(2)) ms")
+      print("  ratio secretctl / git's helper, run by run: \(Samples.ratios(ourGit, theirGit).formatted(2))")
     }
   } catch {
     print("\(provider): skipped: \(error)")

@@ -72,18 +72,21 @@ extension ServiceHandle {
     }
   }
 
-  /// Items with their labels and attributes, and their secrets when `loadSecrets` is set.
-  /// Wraps `secret_service_search_sync`.
+  /// Items with their labels and attributes, and the secrets of the unlocked ones when
+  /// `loadSecrets` is set (one `GetSecrets` through this connection's transfer session, not
+  /// libsecret's). Wraps `secret_service_search_sync`.
   func searchItems(_ attributes: [String: String], loadSecrets: Bool) throws(SecretError) -> [SecretItem] {
     let table = AttributeTable(attributes)
-    let flags = SecretSearchFlags(
-      rawValue: SECRET_SEARCH_ALL.rawValue | (loadSecrets ? SECRET_SEARCH_LOAD_SECRETS.rawValue : 0))
     var error: UnsafeMutablePointer<GError>?
-    let list = secret_service_search_sync(service, nil, table.table, flags, nil, &error)
+    let list = secret_service_search_sync(service, nil, table.table, SECRET_SEARCH_ALL, nil, &error)
     if error != nil { throw GErrorBox(error).secretError(busName: busName) }
-    return takeObjects(list) { item in
+    var items = takeObjects(list) { item in
       Self.describe(item.assumingMemoryBound(to: CLibSecret.SecretItem.self))
     }
+    guard loadSecrets else { return items }
+    let secrets = try secrets(at: items.filter { !$0.isLocked }.map(\.path))
+    for index in items.indices { items[index].secret = secrets[items[index].path] }
+    return items
   }
 
   private static func describe(_ item: UnsafeMutablePointer<CLibSecret.SecretItem>) -> SecretItem {
@@ -95,7 +98,7 @@ extension ServiceHandle {
       isLocked: secret_item_get_locked(item) != 0,
       created: Date(timeIntervalSince1970: TimeInterval(secret_item_get_created(item))),
       modified: Date(timeIntervalSince1970: TimeInterval(secret_item_get_modified(item))),
-      secret: secret_item_get_secret(item).map(takeValue)
+      secret: nil
     )
   }
 }
