@@ -93,25 +93,25 @@ for provider in providers {
       var (ours, theirs, startup) = (Samples(), Samples(), Samples())
       var (ourGit, theirGit) = (Samples(), Samples())
       // One warm-up each, so that page cache and the provider's first-call costs are not measured.
-      _ = try get()
-      _ = try lookup()
+      for warmUp in [get, lookup, ourHelper, gitsHelper] { _ = try warmUp() }
       for run in 0..<runs {
-        if run.isMultiple(of: 2) {
-          ours.append(try get())
-          theirs.append(try lookup())
-        } else {
-          theirs.append(try lookup())
-          ours.append(try get())
+        // Which side goes first alternates run by run.
+        func pair(_ mine: () throws -> Double, _ peer: () throws -> Double) throws -> (Double, Double) {
+          if run.isMultiple(of: 2) {
+            let first = try mine()
+            return (first, try peer())
+          }
+          let first = try peer()
+          return (try mine(), first)
         }
+        let (get, lookup) = try pair(get, lookup)
+        ours.append(get)
+        theirs.append(lookup)
         startup.append(
           try timeRun(secretctl, ["--version"], environment: environment, expect: "secretctl \(secretctlVersion)\n"))
-        if run.isMultiple(of: 2) {
-          ourGit.append(try ourHelper())
-          theirGit.append(try gitsHelper())
-        } else {
-          theirGit.append(try gitsHelper())
-          ourGit.append(try ourHelper())
-        }
+        let (ourTime, gitsTime) = try pair(ourHelper, gitsHelper)
+        ourGit.append(ourTime)
+        theirGit.append(gitsTime)
       }
       print("\(provider):")
       print("  secretctl get         \(ours.formatted(2)) ms")

@@ -47,11 +47,11 @@ extension Console {
 /// returns only when it cannot be run.
 func handOffToOpenBao(_ arguments: [String], _ handOff: OpenBaoHandOff, console: Console) -> ExitStatus {
   // Only beside this program: never a secretctl-bao found in the current folder or on PATH.
-  guard let program = currentExecutablePath(), let slash = program.lastIndex(of: "/") else {
+  guard let program = currentExecutablePath() else {
     console.report("cannot find where secretctl is installed (/proc/self/exe), so not secretctl-bao either")
     return .serviceError
   }
-  let helper = String(program[..<slash]) + "/secretctl-bao"
+  let helper = Files.split(program).directory + "/secretctl-bao"
   if let input = handOff.standardInput {
     do throws(Errno) {
       let file = try FileDescriptor.anonymousFile(holding: input)

@@ -47,7 +47,10 @@ extension SecretStorage {
       backup: { _, _, _ in },
       watch: { _, onChange in poller.watch(onChange) }
     )
-    storage.knownPath = { keys.versions.isKnown(keys.path($0)) ? keys.path($0) : nil }
+    storage.knownPath = { address in
+      let path = keys.path(address)
+      return keys.versions.isKnown(path) ? path : nil
+    }
     storage.readDiscarded = { keys.versions.readDiscarded(keys.path($0)) }
     return storage
   }

@@ -55,28 +55,36 @@ package enum DiffieHellman {
     }
   }
 
-  /// Writes the 16-byte AES key agreed from our pair and the peer's public key (unsigned
-  /// big-endian, any length) into `key`: the shared secret left-padded to 128 bytes, then
-  /// HKDF-SHA256. The peer's key must be an element of the group other than 1 and p-1 (0, 1,
-  /// p-1 and anything >= p would leak the key or are not group elements).
-  package static func deriveKey(
-    _ pair: KeyPair, peerKey given: UnsafeRawBufferPointer, into key: UnsafeMutableRawBufferPointer
-  ) throws(CryptoError) {
-    // Leading zero bytes (a signed encoding of a key whose top bit is set) change nothing.
+  /// The peer's public key (unsigned big-endian) as a number, when it is an element of the
+  /// group other than 1 and p-1 (0, 1, p-1 and anything >= p would leak the key or are not
+  /// group elements). One leading zero byte (a signed encoding of a key whose top bit is set)
+  /// is allowed, so a key is at most 129 bytes. Cheap: a caller checks it before any
+  /// exponentiation.
+  package static func validPeerKey(_ given: UnsafeRawBufferPointer) throws(CryptoError) -> BigInteger {
     let zeros = given.prefix { $0 == 0 }.count
     let peerKey = UnsafeRawBufferPointer(rebasing: given[zeros...])
-    guard peerKey.count > 0, peerKey.count <= OakleyGroup2.byteCount else {
-      throw .invalidPublicKey(length: given.count)
-    }
-    try library {
+    guard given.count <= OakleyGroup2.byteCount + 1, peerKey.count > 0, peerKey.count <= OakleyGroup2.byteCount
+    else { throw .invalidPublicKey(length: given.count) }
+    return try library {
       let prime = try BigInteger.fromHex(OakleyGroup2.primeHex)
       guard let one = BigInteger.small(1), let primeMinusOne = prime.minus(1) else {
         throw CryptoError.outOfSecureMemory
       }
       let peer = try BigInteger.fromUnsignedBytes(peerKey)
       guard peer.compare(one) > 0, peer.compare(primeMinusOne) < 0 else {
-        throw CryptoError.invalidPublicKey(length: peerKey.count)
+        throw CryptoError.invalidPublicKey(length: given.count)
       }
+      return peer
+    }
+  }
+
+  /// Writes the 16-byte AES key agreed from our pair and the peer's public key into `key`: the
+  /// shared secret left-padded to 128 bytes, then HKDF-SHA256.
+  package static func deriveKey(
+    _ pair: KeyPair, peer: BigInteger, into key: UnsafeMutableRawBufferPointer
+  ) throws(CryptoError) {
+    try library {
+      let prime = try BigInteger.fromHex(OakleyGroup2.primeHex)
       guard let shared = peer.power(pair.privateKey, modulo: prime) else { throw CryptoError.outOfSecureMemory }
       try withLockedScratch(OakleyGroup2.byteCount) { sharedBytes throws(CryptoError) in
         try library {

@@ -83,7 +83,8 @@ struct CryptoTests {
 
   @Test("public keys outside 2...p-2 are refused")
   func invalidKeys() throws {
-    for key: [UInt8] in [[], [0], [1], Array(repeating: 0xff, count: 128), Array(repeating: 1, count: 129)] {
+    let padded = [UInt8](repeating: 0, count: 1 << 20) + [2]  // a valid key behind a megabyte of zeros
+    for key: [UInt8] in [[], [0], [1], Array(repeating: 0xff, count: 128), Array(repeating: 1, count: 129), padded] {
       #expect(throws: CryptoError.self) { try key.withUnsafeBytes { try KeyAgreement.respond(toClientKey: $0) } }
     }
   }

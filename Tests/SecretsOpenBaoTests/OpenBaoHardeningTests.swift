@@ -12,15 +12,15 @@ extension OpenBaoTests {
     @Test func aRedirectToAServerThatIsNotConfiguredIsNotFollowed() async throws {
       try await withOpenBao { server async throws in
         try server.bao(["kv", "put", "secret/x", "value=1"]).expectSuccess()
-        let elsewhere = try Redirector(to: "http://127.0.0.1:\(try freeLoopbackPort())", in: server.directory)
+        let elsewhere = try await Redirector(to: "http://127.0.0.1:\(try freeLoopbackPort())", in: server.directory)
         defer { elsewhere.stop() }
-        let redirector = try Redirector(to: elsewhere.address, in: server.directory)
+        let redirector = try await Redirector(to: elsewhere.address, in: server.directory)
         defer { redirector.stop() }
         let client = OpenBaoClient(server.configuration(addresses: [redirector.address]))
         #expect(throws: OpenBaoError.self) { try client.read("x") }
         #expect(elsewhere.requests() == 0, "the token went to a server nobody configured")
         // Positive control: a redirect to a configured server is followed.
-        let toServer = try Redirector(to: server.address, in: server.directory)
+        let toServer = try await Redirector(to: server.address, in: server.directory)
         defer { toServer.stop() }
         let following = OpenBaoClient(server.configuration(addresses: [toServer.address, server.address]))
         #expect(try following.read("x")?.field("value") == "1")
@@ -117,7 +117,7 @@ final class Redirector: Sendable {
   private let process: ChildProcess
   private let log: URL
 
-  init(to target: String, in directory: URL) throws {
+  init(to target: String, in directory: URL) async throws {
     let port = try freeLoopbackPort()
     address = "http://127.0.0.1:\(port)"
     log = directory.appending(path: "redirector-\(port).log")
@@ -141,8 +141,7 @@ final class Redirector: Sendable {
     process = try ChildProcess(
       URL(filePath: "/usr/bin/python3"), ["-c", script, target, log.path], environment: environmentWithoutBus,
       stdin: null, stdout: null, stderr: null)
-    let probe = address
-    try waitUntilListening(probe)
+    try await eventually("the redirector to listen on port \(port)") { isListening(port: port) }
   }
 
   func requests() -> Int {
@@ -155,24 +154,17 @@ final class Redirector: Sendable {
   }
 }
 
-/// Blocks until something accepts TCP connections at `address` (`http://127.0.0.1:PORT`).
-private func waitUntilListening(_ address: String) throws {
-  guard let port = address.split(separator: ":").last.flatMap({ UInt16($0) }) else { return }
-  let deadline = ContinuousClock.now + .seconds(10)
-  while ContinuousClock.now < deadline {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var target = sockaddr_in()
-    target.sin_family = sa_family_t(AF_INET)
-    target.sin_addr.s_addr = inet_addr("127.0.0.1")
-    target.sin_port = port.bigEndian
-    let connected = withUnsafePointer(to: &target) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
+/// Whether something accepts TCP connections on the loopback port.
+private func isListening(port: Int) -> Bool {
+  let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  defer { close(socket) }
+  var target = sockaddr_in()
+  target.sin_family = sa_family_t(AF_INET)
+  target.sin_addr.s_addr = inet_addr("127.0.0.1")
+  target.sin_port = UInt16(port).bigEndian
+  return withUnsafePointer(to: &target) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
     }
-    close(socket)
-    if connected == 0 { return }
-    usleep(20_000)
-  }
-  throw HarnessError("nothing listens at \(address)")
+  } == 0
 }

@@ -89,3 +89,10 @@ func forEachEntry(of table: OpaquePointer, _ body: (gpointer, gpointer) -> Void)
     if let key, let value { body(key, value) }
   }
 }
+
+/// The string (or object path) child of a tuple.
+func stringValue(of tuple: OpaquePointer?, at index: Int) -> String {
+  let child = g_variant_get_child_value(tuple, gsize(index))
+  defer { g_variant_unref(child) }
+  return String(cString: g_variant_get_string(child, nil))
+}

@@ -5,7 +5,7 @@ extension ServiceHandle {
   /// Wraps `org.freedesktop.DBus.GetNameOwner` and `GetConnectionUnixProcessID`.
   func providerInfo() throws(SecretError) -> ProviderInfo {
     let owner = try callBus("GetNameOwner", argument: busName, replyType: "(s)")
-    let uniqueName = stringChild(owner)
+    let uniqueName = stringValue(of: owner, at: 0)
     g_variant_unref(owner)
     let pidReply = try? callBus("GetConnectionUnixProcessID", argument: uniqueName, replyType: "(u)")
     var pid: Int32?
@@ -98,12 +98,6 @@ extension ServiceHandle {
           connection, destination, path, interface, method, parameters, type, G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
       }
     }
-  }
-
-  private func stringChild(_ tuple: OpaquePointer) -> String {
-    let child = g_variant_get_child_value(tuple, 0)
-    defer { g_variant_unref(child) }
-    return String(cString: g_variant_get_string(child, nil))
   }
 
   /// The program a process runs, from the first word of `/proc/PID/cmdline`.

@@ -103,8 +103,9 @@ extension ServiceHandle {
     let key = try crypto { () throws(CryptoError) in
       let key = try LockedBytes(count: DiffieHellman.aesKeyLength)
       try withBytes(of: output) { (peer) throws(CryptoError) in
+        let peer = try DiffieHellman.validPeerKey(peer)
         try key.withUnsafeMutableBytes { (bytes) throws(CryptoError) in
-          try DiffieHellman.deriveKey(pair, peerKey: peer, into: bytes)
+          try DiffieHellman.deriveKey(pair, peer: peer, into: bytes)
         }
       }
       return key
@@ -200,11 +201,4 @@ private func objectPathArray(_ paths: [String]) -> OpaquePointer {
   return children.withUnsafeBufferPointer { buffer in
     "o".withCString { g_variant_new_array(g_variant_type_checked_($0), buffer.baseAddress, gsize(buffer.count)) }
   }
-}
-
-/// The string (or object path) child of a tuple.
-private func stringValue(of tuple: OpaquePointer?, at index: Int) -> String {
-  let child = g_variant_get_child_value(tuple, gsize(index))
-  defer { g_variant_unref(child) }
-  return String(cString: g_variant_get_string(child, nil))
 }

@@ -25,19 +25,24 @@ struct KeyAgreementResult {
 }
 
 enum KeyAgreement {
-  /// Runs the server side for a client's public key: a fresh key pair, and the AES key.
+  /// Runs the server side for a client's public key, which is checked before any key is made.
   static func respond(toClientKey clientKey: UnsafeRawBufferPointer) throws(CryptoError) -> KeyAgreementResult {
+    let peer = try DiffieHellman.validPeerKey(clientKey)
     let pair = try DiffieHellman.makeKeyPair()
-    return KeyAgreementResult(serverPublicKey: pair.publicKey, aesKey: try deriveKey(pair, peerKey: clientKey))
+    return KeyAgreementResult(serverPublicKey: pair.publicKey, aesKey: try deriveKey(pair, peer: peer))
   }
 
   /// The AES key from our pair and the peer's public key, in locked memory.
   static func deriveKey(_ pair: DiffieHellman.KeyPair, peerKey: UnsafeRawBufferPointer) throws(CryptoError)
     -> SecureBuffer
   {
+    try deriveKey(pair, peer: try DiffieHellman.validPeerKey(peerKey))
+  }
+
+  private static func deriveKey(_ pair: DiffieHellman.KeyPair, peer: BigInteger) throws(CryptoError) -> SecureBuffer {
     guard let key = SecureBuffer(count: DiffieHellman.aesKeyLength) else { throw .outOfSecureMemory }
     try key.withUnsafeMutableBytes { (bytes) throws(CryptoError) in
-      try DiffieHellman.deriveKey(pair, peerKey: peerKey, into: bytes)
+      try DiffieHellman.deriveKey(pair, peer: peer, into: bytes)
     }
     return key
   }
