@@ -121,6 +121,10 @@ let package = Package(
     .executableTarget(
       name: "OpenBaoBenchmark", dependencies: ["Secrets", "SecretsOpenBao", "SecretTestSupport", "BenchmarkSupport"],
       path: "Benchmarks/OpenBaoBenchmark", swiftSettings: swiftSettings),
+    // The least a lookup costs within secretctl's design, timed by SecretctlBenchmark.
+    .executableTarget(
+      name: "lookup-floor", dependencies: ["CLibSecret", "TransferCrypto"], path: "Benchmarks/LookupFloor",
+      swiftSettings: swiftSettings),
     .executableTarget(
       name: "SecretctlBenchmark", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport", "BenchmarkSupport"],
       path: "Benchmarks/SecretctlBenchmark", swiftSettings: swiftSettings),

@@ -4,6 +4,8 @@
 // prints medians with interquartile ranges and the ratio run by run.
 //
 // `secretctl --version` is timed too: the floor any secretctl command pays before its first D-Bus call.
+// So is `lookup-floor` (Benchmarks/LookupFloor): only the calls and the key agreement a lookup
+// needs, in Swift on GIO's D-Bus with a DH session, the least secretctl's design allows.
 // So is `secretctl git-credential get` against git's own libsecret helper (built by
 // scripts/bootstrap), for the same credential: what git runs on every fetch and push.
 //
@@ -53,6 +55,7 @@ func timeRun(
 
 let secretctl = try builtExecutable("secretctl")
 let secretTool = try resolveExecutable("secret-tool")
+let lookupFloor = try builtExecutable("lookup-floor")
 
 /// git's libsecret helper, which scripts/bootstrap builds into the build folder.
 func gitHelper() throws -> URL {
@@ -90,10 +93,13 @@ for provider in providers {
       let gitsHelper = {
         try timeRun(gitCredentialHelper, ["get"], input: query, environment: environment, expect: credential)
       }
-      var (ours, theirs, startup) = (Samples(), Samples(), Samples())
+      let floor = {
+        try timeRun(lookupFloor, ["bench", "cli"], environment: environment, expect: "benchmark-secret")
+      }
+      var (ours, theirs, startup, floors) = (Samples(), Samples(), Samples(), Samples())
       var (ourGit, theirGit) = (Samples(), Samples())
       // One warm-up each, so that page cache and the provider's first-call costs are not measured.
-      for warmUp in [get, lookup, ourHelper, gitsHelper] { _ = try warmUp() }
+      for warmUp in [get, lookup, floor, ourHelper, gitsHelper] { _ = try warmUp() }
       for run in 0..<runs {
         // Which side goes first alternates run by run.
         func pair(_ mine: () throws -> Double, _ peer: () throws -> Double) throws -> (Double, Double) {
@@ -109,6 +115,7 @@ for provider in providers {
         theirs.append(lookup)
         startup.append(
           try timeRun(secretctl, ["--version"], environment: environment, expect: "secretctl \(secretctlVersion)\n"))
+        floors.append(try floor())
         let (ourTime, gitsTime) = try pair(ourHelper, gitsHelper)
         ourGit.append(ourTime)
         theirGit.append(gitsTime)
@@ -119,6 +126,8 @@ for provider in providers {
       print(
         "  secretctl --version   \(startup.formatted(2)) ms   (process start alone: runtime and libraries, no D-Bus)")
       print("  ratio secretctl / secret-tool, run by run: \(Samples.ratios(ours, theirs).formatted(2))")
+      print("  lookup-floor          \(floors.formatted(2)) ms   (only the calls and the DH agreement a lookup needs)")
+      print("  ratio lookup-floor / secret-tool, run by run: \(Samples.ratios(floors, theirs).formatted(2))")
       print("  secretctl git-credential get   \(ourGit.formatted(2)) ms")
       print("  git-credential-libsecret get   \(theirGit.formatted(2)) ms")
       print("  ratio secretctl / git's helper, run by run: \(Samples.ratios(ourGit, theirGit).formatted(2))")

@@ -1,5 +1,7 @@
 // SharedStateBenchmark: the cost of `withLock` against a bare `Synchronization.Mutex` doing
-// the same increment, and how many file writes the write window lets through.
+// the same increment, and against the least any `Observable` value costs (Observation's
+// registrar told around the same Mutex); and how many file writes the write window lets
+// through.
 //
 //   swift run -c release SharedStateBenchmark
 //
@@ -7,6 +9,7 @@
 // of the rounds with its interquartile range, and the ratio is taken round by round.
 import BenchmarkSupport
 import Foundation
+import Observation
 import SharedState
 import Synchronization
 
@@ -35,31 +38,75 @@ func measure(threads: Int, iterations: Int, _ body: @escaping @Sendable (Int) ->
 
 // MARK: withLock against Mutex
 
+/// A counter that observers can watch, as cheap as Observation allows: its registrar told
+/// before and after the Mutex, as `Shared` must tell it for `withObservationTracking` to work.
+final class ObservedCounter: Observable, Sendable {
+  private let registrar = ObservationRegistrar()
+  private let count = Mutex(0)
+  private let path: any KeyPath<ObservedCounter, Int> & Sendable = \.value
+
+  var value: Int {
+    registrar.access(self, keyPath: path)
+    return count.withLock { $0 }
+  }
+
+  func increment() {
+    registrar.willSet(self, keyPath: path)
+    defer { registrar.didSet(self, keyPath: path) }
+    count.withLock { $0 += 1 }
+  }
+}
+
+final class ChangeCounter: Sendable {
+  private let count = Mutex(0)
+  var value: Int { count.withLock { $0 } }
+  func increment() { count.withLock { $0 += 1 } }
+}
+
 let environment = SharedEnvironment(
   inMemoryStorage: InMemoryStorage(), fileStorage: .fileSystem, writeClock: .live)
 let rounds = 9
 
 print(
-  "withLock { $0 += 1 } on an in-memory Shared against Mutex.withLock { $0 += 1 }, ops/s, \(rounds) alternating rounds:"
-)
+  "withLock { $0 += 1 } on an in-memory Shared with one observer registered (withObservationTracking, each round)\n"
+    + "against Mutex.withLock { $0 += 1 } and against the same Mutex with an ObservationRegistrar told around it,\n"
+    + "ops/s, \(rounds) alternating rounds:")
 // One thread, and one per core: more threads than cores measure the scheduler, not the lock.
 for threads in Set([1, ProcessInfo.processInfo.activeProcessorCount]).sorted() {
   let shared = environment.withValue { Shared(wrappedValue: 0, .inMemory("bench-\(threads)")) }
   let mutex = Mutex(0)
+  let observed = ObservedCounter()
   let sides: [@Sendable (Int) -> Void] = [
     { n in for _ in 0..<n { shared.withLock { $0 += 1 } } },
     { n in for _ in 0..<n { mutex.withLock { $0 += 1 } } },
+    { n in for _ in 0..<n { observed.increment() } },
   ]
+  let changes = ChangeCounter()
   // Warm-up, which also sizes the rounds: ~0.2 s for the slower side.
   let slowest = sides.map { measure(threads: threads, iterations: 10_000 / threads, $0) }.min() ?? 1
   let iterations = max(1_000, Int(slowest * 0.2) / threads)
-  var rates = [Samples(), Samples()]
-  alternating(rounds: rounds, sides: 2) { _, side in
+  var rates = [Samples(), Samples(), Samples()]
+  alternating(rounds: rounds, sides: sides.count) { _, side in
+    if side == 0 {
+      withObservationTracking {
+        _ = shared.wrappedValue
+      } onChange: {
+        changes.increment()
+      }
+    }
     rates[side].append(measure(threads: threads, iterations: iterations, sides[side]))
   }
+  // At least once a round: threads mutating at once may each reach the observer before
+  // Observation cancels it.
+  guard changes.value >= rounds else {
+    print("the observer heard \(changes.value) of \(rounds) rounds' first changes")
+    exit(1)
+  }
   print(
-    "  \(threads) thread\(threads == 1 ? "" : "s"): Shared \(rates[0]), Mutex \(rates[1]); "
-      + "ratio \(Samples.ratios(rates[1], rates[0]).formatted(2))")
+    "  \(threads) thread\(threads == 1 ? "" : "s"): Shared \(rates[0]), Mutex \(rates[1]), Mutex with registrar \(rates[2])\n"
+      + "    Shared/Mutex \(Samples.ratios(rates[1], rates[0]).formatted(2)); "
+      + "Mutex with registrar/Mutex \(Samples.ratios(rates[1], rates[2]).formatted(2)); "
+      + "Shared/Mutex with registrar \(Samples.ratios(rates[2], rates[0]).formatted(2))")
 }
 
 // MARK: Writes through the window

@@ -22,13 +22,19 @@
 @propertyWrapper
 @dynamicMemberLookup
 public struct Shared<Value: Sendable>: Sendable {
-  var box: any MutableBox<Value>
+  private(set) var box: any MutableBox<Value>
+  /// The box's value cell when the box is a reference (not a member or an unwrapped optional),
+  /// for `withLock` to reach directly.
+  @usableFromInline private(set) var cell: ValueCell<Value>?
 
-  init(box: any MutableBox<Value>) { self.box = box }
+  init(box: any MutableBox<Value>) {
+    self.box = box
+    cell = (box as? SharedReference<Value>)?.cell
+  }
 
   /// Shares `value` by reference, without a key: copies of this handle see the same value.
   public init(value: Value) {
-    box = SharedReference(value: value)
+    self.init(box: SharedReference(value: value))
   }
 
   /// The non-optional view of an optional shared value; nil when it holds nothing now.
@@ -42,7 +48,7 @@ public struct Shared<Value: Sendable>: Sendable {
   /// ```
   public init?(_ base: Shared<Value?>) {
     guard let unwrapped = UnwrappedBox(root: base.box) else { return nil }
-    box = unwrapped
+    self.init(box: unwrapped)
   }
 
   /// Shares the value stored by `key`, using `wrappedValue` while nothing is stored.
@@ -51,7 +57,7 @@ public struct Shared<Value: Sendable>: Sendable {
   ///   - wrappedValue: The default; ignored if a handle with an equal key already exists.
   ///   - key: Where the value lives.
   public init(wrappedValue: @autoclosure () -> Value, _ key: some SharedKey<Value>) {
-    box = ReferenceRegistry.shared.reference(for: key, initialValue: wrappedValue)
+    self.init(box: ReferenceRegistry.shared.reference(for: key, initialValue: wrappedValue))
   }
 
   /// Shares the optional value stored by `key`: nil while nothing is stored.
@@ -70,7 +76,7 @@ public struct Shared<Value: Sendable>: Sendable {
   /// - Throws: ``SharedStateError/valueNotFound(_:)`` when nothing is stored, or the key's
   ///   load error.
   public init(require key: some SharedKey<Value>) async throws {
-    box = try await ReferenceRegistry.shared.requiredReference(for: key)
+    self.init(box: try await ReferenceRegistry.shared.requiredReference(for: key))
   }
 
   /// Another handle on the same reference (`_x = Shared(projectedValue: $y)`).
@@ -131,11 +137,26 @@ public struct Shared<Value: Sendable>: Sendable {
   ///   - line: Accepted for swift-sharing's signature; unused.
   ///   - column: Accepted for swift-sharing's signature; unused.
   /// - Returns: What `body` returns.
+  @inlinable
   public func withLock<R, E: Error>(
     _ body: (inout Value) throws(E) -> R, fileID: StaticString = #fileID, filePath: StaticString = #filePath,
     line: UInt = #line, column: UInt = #column
   ) throws(E) -> R {
+    guard let cell else { return try withLockThroughBox(body) }
+    defer { if cell.savesMutations { saveAfterMutation() } }
+    return try cell.withLock(body)
+  }
+
+  /// A handle on a member or an unwrapped optional: its box mutates the root's value.
+  @usableFromInline
+  func withLockThroughBox<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     try box.withLock(body)
+  }
+
+  /// Hands a mutation made through the cell to the key (`.didSet`).
+  @usableFromInline
+  func saveAfterMutation() {
+    (box as? SharedReference<Value>)?.saveAfterMutation()
   }
 
   /// Reloads the value from its key (`.userInitiated`). When nothing is stored, the value is
@@ -152,7 +173,7 @@ public struct Shared<Value: Sendable>: Sendable {
   /// - Throws: The key's load error, also kept in ``loadError``.
   public mutating func load(_ key: some SharedKey<Value>) async throws {
     let current = wrappedValue
-    box = ReferenceRegistry.shared.reference(for: key) { current }
+    self = Shared(box: ReferenceRegistry.shared.reference(for: key) { current })
     try await box.load()
   }
 

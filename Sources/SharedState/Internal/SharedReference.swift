@@ -1,4 +1,3 @@
-import Observation
 import Synchronization
 
 /// What ``SharedReader`` holds: a readable, observable, reloadable value.
@@ -20,32 +19,15 @@ protocol MutableBox<Value>: ReaderBox {
 
 /// The reference every handle of one stored value points to.
 ///
-/// The value lives behind a `Mutex`; `withLock` runs the caller's body under it, then asks the
-/// key to save (`.didSet`) outside it. Values reach the key's `save` in version order, one
-/// caller at a time (see `SaveTurn`), and no lock is held while the key works. Observation
-/// goes through an `ObservationRegistrar` (`willSet` before the lock is taken, `didSet` after
-/// it is released, so observers may read the value) and through `AsyncStream`s fed under the
-/// lock, in mutation order.
-final class SharedReference<Value: Sendable>: MutableBox, Observable {
+/// The value lives in a ``ValueCell``, behind its `Mutex`; `withLock` runs the caller's body
+/// under it, then asks the key to save (`.didSet`) outside it. Values reach the key's `save` in
+/// version order, one caller at a time (see `SaveTurn`), and no lock is held while the key
+/// works. Observation goes through the cell's `ObservationRegistrar` and through `AsyncStream`s
+/// fed under the lock, in mutation order.
+final class SharedReference<Value: Sendable>: MutableBox {
   typealias Loader = @Sendable (LoadContext<Value>, LoadContinuation<Value>) -> Void
   typealias Saver = @Sendable (Value, SaveContext, SaveContinuation) -> Void
   typealias Subscriber = @Sendable (LoadContext<Value>, SharedSubscriber<Value>) -> SharedSubscription
-
-  private struct State {
-    var value: Value
-    var loadError: (any Error)?
-    var saveError: (any Error)?
-    var loadsInFlight = 0
-    var subscriberLoading = false
-    var version: UInt64 = 0
-    var streams: [UInt64: AsyncStream<Value>.Continuation] = [:] {
-      didSet { streamCount = streams.count }
-    }
-    /// `streams.count`, read on every mutation without touching the dictionary (whose generic
-    /// metadata an unspecialized caller would look up each time).
-    var streamCount = 0
-    var nextStreamID: UInt64 = 0
-  }
 
   /// The default declared by the first handle; a load that finds nothing goes back to it.
   let initialValue: Value
@@ -55,7 +37,8 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
   private let saver: Saver?
   private let subscriber: Subscriber?
   private let reportIssue: @Sendable (String) -> Void
-  private let state: Mutex<State>
+  /// The value with its lock and observers; ``Shared`` mutates it without going through here.
+  let cell: ValueCell<Value>
   /// Who may call the key's `save`. Only one caller at a time, so the key receives values in
   /// version order; the key runs with no lock held, so it may be slow or reach code that
   /// mutates the value again. A mutation made while another caller holds the turn is left to
@@ -73,12 +56,6 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
   private let saveTurn = Mutex(SaveTurn())
   private let started = Mutex(false)
   private let subscription = Mutex<SharedSubscription?>(nil)
-  private let registrar = ObservationRegistrar()
-  // Instantiated once: a key path literal in a generic context is rebuilt on every evaluation.
-  private let valuePath: any KeyPath<SharedReference, Value> & Sendable = \.value
-  private let loadErrorPath: any KeyPath<SharedReference, (any Error)?> & Sendable = \.loadError
-  private let saveErrorPath: any KeyPath<SharedReference, (any Error)?> & Sendable = \.saveError
-  private let isLoadingPath: any KeyPath<SharedReference, Bool> & Sendable = \.isLoading
 
   /// A reference with no key (`Shared(value:)`).
   init(value: Value) {
@@ -89,7 +66,7 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
     saver = nil
     subscriber = nil
     reportIssue = SharedEnvironment.current.reportIssue
-    state = Mutex(State(value: value))
+    cell = ValueCell(value: value, savesMutations: false)
   }
 
   init(
@@ -103,7 +80,7 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
     self.saver = saver
     self.subscriber = subscriber
     reportIssue = SharedEnvironment.current.reportIssue
-    state = Mutex(State(value: initialValue))
+    cell = ValueCell(value: initialValue, savesMutations: saver != nil)
   }
 
   deinit {
@@ -138,29 +115,14 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
 
   // MARK: Reading
 
-  var value: Value {
-    registrar.access(self, keyPath: valuePath)
-    return state.withLock { $0.value }
-  }
-
-  var loadError: (any Error)? {
-    registrar.access(self, keyPath: loadErrorPath)
-    return state.withLock { $0.loadError }
-  }
-
-  var saveError: (any Error)? {
-    registrar.access(self, keyPath: saveErrorPath)
-    return state.withLock { $0.saveError }
-  }
-
-  var isLoading: Bool {
-    registrar.access(self, keyPath: isLoadingPath)
-    return state.withLock { $0.loadsInFlight > 0 || $0.subscriberLoading }
-  }
+  var value: Value { cell.value }
+  var loadError: (any Error)? { cell.loadError }
+  var saveError: (any Error)? { cell.saveError }
+  var isLoading: Bool { cell.isLoading }
 
   func values() -> AsyncStream<Value> {
     AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
-      let id = state.withLock { state in
+      let id = cell.state.withLock { state in
         state.nextStreamID += 1
         state.streams[state.nextStreamID] = continuation
         continuation.yield(state.value)
@@ -168,7 +130,7 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
       }
       // Iterating keeps the reference alive; ending the iteration releases it.
       continuation.onTermination = { _ in
-        _ = self.state.withLock { $0.streams.removeValue(forKey: id) }
+        _ = self.cell.state.withLock { $0.streams.removeValue(forKey: id) }
       }
     }
   }
@@ -176,22 +138,12 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
   // MARK: Mutating
 
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-    registrar.willSet(self, keyPath: valuePath)
-    defer { registrar.didSet(self, keyPath: valuePath) }
-    defer { saveAfterMutation() }
-    return try state.withLock { (state) throws(E) -> R in
-      defer {
-        // Even a body that throws may have changed the value in place.
-        state.version += 1
-        if state.streamCount > 0 { for continuation in state.streams.values { continuation.yield(state.value) } }
-      }
-      return try body(&state.value)
-    }
+    defer { if cell.savesMutations { saveAfterMutation() } }
+    return try cell.withLock(body)
   }
 
   /// Saves the mutated value (`.didSet`), or leaves it to the caller holding the turn.
-  private func saveAfterMutation() {
-    guard saver != nil else { return }
+  func saveAfterMutation() {
     let takesTurn = saveTurn.withLock { turn in
       turn.mutated = true
       guard !turn.taken else { return false }
@@ -252,7 +204,7 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
 
   private func saveLatestMutation() {
     guard let saver else { return }
-    let (value, version) = state.withLock { ($0.value, $0.version) }
+    let (value, version) = cell.state.withLock { ($0.value, $0.version) }
     let isNewer = saveTurn.withLock { turn in
       // A `save()` already handed a value at least this recent to the key.
       guard version > turn.savedVersion else { return false }
@@ -288,7 +240,7 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
   func save() async throws {
     guard let saver else { return }
     await takeTurn()
-    let (value, version) = state.withLock { ($0.value, $0.version) }
+    let (value, version) = cell.state.withLock { ($0.value, $0.version) }
     saveTurn.withLock { $0.savedVersion = max($0.savedVersion, version) }
     let description = keyDescription
     let reportIssue = reportIssue
@@ -304,26 +256,20 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
   }
 
   private func beginLoad() {
-    registrar.willSet(self, keyPath: isLoadingPath)
-    state.withLock { $0.loadsInFlight += 1 }
-    registrar.didSet(self, keyPath: isLoadingPath)
+    cell.change(.isLoading) { $0.loadsInFlight += 1 }
   }
 
   private func endLoad(with result: Result<Value?, any Error>, keepingValueIfAbsent: Bool = false) {
-    registrar.willSet(self, keyPath: isLoadingPath)
-    state.withLock { $0.loadsInFlight -= 1 }
-    registrar.didSet(self, keyPath: isLoadingPath)
+    cell.change(.isLoading) { $0.loadsInFlight -= 1 }
     if keepingValueIfAbsent, case .success(nil) = result {
-      apply(.success(state.withLock { $0.value }))
+      apply(.success(cell.state.withLock { $0.value }))
     } else {
       apply(result)
     }
   }
 
   private func setSubscriberLoading(_ loading: Bool) {
-    registrar.willSet(self, keyPath: isLoadingPath)
-    state.withLock { $0.subscriberLoading = loading }
-    registrar.didSet(self, keyPath: isLoadingPath)
+    cell.change(.isLoading) { $0.subscriberLoading = loading }
   }
 
   /// Absent → the declared default, no error; failure → error kept, value kept; success → the
@@ -332,19 +278,13 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
     switch result {
     case .success(let loaded):
       let newValue = loaded ?? initialValue
-      registrar.willSet(self, keyPath: valuePath)
-      registrar.willSet(self, keyPath: loadErrorPath)
-      state.withLock { state in
+      cell.change(.value, .loadError) { state in
         state.value = newValue
         state.loadError = nil
-        for continuation in state.streams.values { continuation.yield(newValue) }
+        state.yieldToStreams()
       }
-      registrar.didSet(self, keyPath: loadErrorPath)
-      registrar.didSet(self, keyPath: valuePath)
     case .failure(let error):
-      registrar.willSet(self, keyPath: loadErrorPath)
-      state.withLock { $0.loadError = error }
-      registrar.didSet(self, keyPath: loadErrorPath)
+      cell.change(.loadError) { $0.loadError = error }
     }
   }
 
@@ -355,9 +295,7 @@ final class SharedReference<Value: Sendable>: MutableBox, Observable {
       case .failure(let error): error
       }
     // Common case: success with no earlier error; skip the observers.
-    if newError == nil, state.withLock({ $0.saveError == nil }) { return }
-    registrar.willSet(self, keyPath: saveErrorPath)
-    state.withLock { $0.saveError = newError }
-    registrar.didSet(self, keyPath: saveErrorPath)
+    if newError == nil, cell.state.withLock({ $0.saveError == nil }) { return }
+    cell.change(.saveError) { $0.saveError = newError }
   }
 }
