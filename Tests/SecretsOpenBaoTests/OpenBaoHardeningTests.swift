@@ -121,7 +121,9 @@ final class Redirector: Sendable {
     let port = try freeLoopbackPort()
     address = "http://127.0.0.1:\(port)"
     log = directory.appending(path: "redirector-\(port).log")
-    FileManager.default.createFile(atPath: log.path, contents: nil)
+    guard FileManager.default.createFile(atPath: log.path, contents: nil) else {
+      throw HarnessError("cannot create \(log.path)")
+    }
     let script = """
       import http.server, sys
       target, log = sys.argv[1], sys.argv[2]

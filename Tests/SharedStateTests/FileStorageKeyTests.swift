@@ -201,10 +201,10 @@ struct FileStorageKeyTests {
     }
   }
 
-  @Test func aFailedWriteIsTriedOnceMoreThenReportedAndOutsideChangesShowAgain() async {
+  @Test func aFailedWriteIsTriedOnceMoreThenReportedAndOutsideChangesShowAgain() {
     files.setContents(Data("1".utf8), atPath: path)
     let faulty = FaultyFileSystem(files: files)
-    await faulty.environment(clock: clock, log: log).withValue {
+    faulty.environment(clock: clock, log: log).withValue {
       @Shared(.fileStorage(url)) var count = 0
       #expect(count == 1)
       faulty.failNextWrite(.beforeReplacing)
