@@ -93,26 +93,25 @@ final class ValueCell<Value: Sendable>: Observable, Sendable {
 
   /// Changes the state under the lock, telling the observers of `fields`.
   func change<R>(_ fields: Field..., body: @Sendable (inout State) -> R) -> R {
-    for field in fields { willSet(field) }
-    defer { for field in fields.reversed() { didSet(field) } }
+    for field in fields { tellObservers(of: field, before: true) }
+    defer { for field in fields.reversed() { tellObservers(of: field, before: false) } }
     return state.withLock { body(&$0) }
   }
 
-  private func willSet(_ field: Field) {
+  private func tellObservers(of field: Field, before: Bool) {
     switch field {
-    case .value: registrar.willSet(self, keyPath: valuePath)
-    case .loadError: registrar.willSet(self, keyPath: loadErrorPath)
-    case .saveError: registrar.willSet(self, keyPath: saveErrorPath)
-    case .isLoading: registrar.willSet(self, keyPath: isLoadingPath)
+    case .value: tellObservers(of: valuePath, before: before)
+    case .loadError: tellObservers(of: loadErrorPath, before: before)
+    case .saveError: tellObservers(of: saveErrorPath, before: before)
+    case .isLoading: tellObservers(of: isLoadingPath, before: before)
     }
   }
 
-  private func didSet(_ field: Field) {
-    switch field {
-    case .value: registrar.didSet(self, keyPath: valuePath)
-    case .loadError: registrar.didSet(self, keyPath: loadErrorPath)
-    case .saveError: registrar.didSet(self, keyPath: saveErrorPath)
-    case .isLoading: registrar.didSet(self, keyPath: isLoadingPath)
+  private func tellObservers<Member>(of path: any KeyPath<ValueCell, Member> & Sendable, before: Bool) {
+    if before {
+      registrar.willSet(self, keyPath: path)
+    } else {
+      registrar.didSet(self, keyPath: path)
     }
   }
 }
