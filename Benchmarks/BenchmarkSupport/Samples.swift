@@ -36,11 +36,14 @@ public struct Samples: CustomStringConvertible, Sendable {
   }
 }
 
-/// Rounds in which every side runs once, in an order that rotates from round to round, so no
-/// side always runs first or always follows the same other side.
+/// Rounds in which every side runs once, in an order that rotates from round to round and runs
+/// backwards every other round, so no side always runs first or always follows the same other side.
 public func alternating(rounds: Int, sides: Int, _ body: (_ round: Int, _ side: Int) throws -> Void) rethrows {
   for round in 0..<rounds {
-    for step in 0..<sides { try body(round, (round + step) % sides) }
+    for step in 0..<sides {
+      let offset = round.isMultiple(of: 2) ? step : sides - step
+      try body(round, (round + offset) % sides)
+    }
   }
 }
 

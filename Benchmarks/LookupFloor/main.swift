@@ -3,8 +3,8 @@
 // `secret-tool lookup`. It makes only the calls a lookup needs (the bus's Hello, OpenSession,
 // SearchItems, GetSecrets) on GIO's connection, agrees the key with the same TransferCrypto
 // secretctl uses, prints the secret, and skips all else secretctl does: no libsecret object,
-// no proxy, no locked-item or several-match handling, no error messages. Exit status 1 on
-// any failure.
+// no proxy, no Foundation, no locked-item or several-match handling, no error messages, and
+// the secret decrypted in ordinary memory. Exit status 1 on any failure.
 import CLibSecret
 import Glibc
 import TransferCrypto

@@ -5,7 +5,8 @@
 //
 // `secretctl --version` is timed too: the floor any secretctl command pays before its first D-Bus call.
 // So is `lookup-floor` (Benchmarks/LookupFloor): only the calls and the key agreement a lookup
-// needs, in Swift on GIO's D-Bus with a DH session, the least secretctl's design allows.
+// needs, in Swift on GIO's D-Bus with a DH session, the least secretctl's design allows. These
+// two run once per run, after the pair, and are compared with that run's secret-tool time.
 // So is `secretctl git-credential get` against git's own libsecret helper (built by
 // scripts/bootstrap), for the same credential: what git runs on every fetch and push.
 //

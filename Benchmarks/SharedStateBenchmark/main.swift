@@ -68,8 +68,9 @@ let environment = SharedEnvironment(
 let rounds = 9
 
 print(
-  "withLock { $0 += 1 } on an in-memory Shared with one observer registered (withObservationTracking, each round)\n"
-    + "against Mutex.withLock { $0 += 1 } and against the same Mutex with an ObservationRegistrar told around it,\n"
+  "withLock { $0 += 1 } on an in-memory Shared, an observer registered at the start of each round\n"
+    + "(withObservationTracking: the round's first mutation tells it, Observation then removes it),\n"
+    + "against Mutex.withLock { $0 += 1 } and the same Mutex with an ObservationRegistrar told around it,\n"
     + "ops/s, \(rounds) alternating rounds:")
 // One thread, and one per core: more threads than cores measure the scheduler, not the lock.
 for threads in Set([1, ProcessInfo.processInfo.activeProcessorCount]).sorted() {

@@ -22,19 +22,24 @@
 @propertyWrapper
 @dynamicMemberLookup
 public struct Shared<Value: Sendable>: Sendable {
-  private(set) var box: any MutableBox<Value>
-  /// The box's value cell when the box is a reference (not a member or an unwrapped optional),
-  /// for `withLock` to reach directly.
-  @usableFromInline private(set) var cell: ValueCell<Value>?
+  let box: any MutableBox<Value>
+  /// The reference's value cell, for `withLock` to reach directly; nil for a handle on a member
+  /// or an unwrapped optional, whose box mutates its root's value.
+  @usableFromInline let cell: ValueCell<Value>?
 
   init(box: any MutableBox<Value>) {
     self.box = box
-    cell = (box as? SharedReference<Value>)?.cell
+    cell = nil
+  }
+
+  init(reference: SharedReference<Value>) {
+    box = reference
+    cell = reference.cell
   }
 
   /// Shares `value` by reference, without a key: copies of this handle see the same value.
   public init(value: Value) {
-    self.init(box: SharedReference(value: value))
+    self.init(reference: SharedReference(value: value))
   }
 
   /// The non-optional view of an optional shared value; nil when it holds nothing now.
@@ -57,7 +62,7 @@ public struct Shared<Value: Sendable>: Sendable {
   ///   - wrappedValue: The default; ignored if a handle with an equal key already exists.
   ///   - key: Where the value lives.
   public init(wrappedValue: @autoclosure () -> Value, _ key: some SharedKey<Value>) {
-    self.init(box: ReferenceRegistry.shared.reference(for: key, initialValue: wrappedValue))
+    self.init(reference: ReferenceRegistry.shared.reference(for: key, initialValue: wrappedValue))
   }
 
   /// Shares the optional value stored by `key`: nil while nothing is stored.
@@ -76,7 +81,7 @@ public struct Shared<Value: Sendable>: Sendable {
   /// - Throws: ``SharedStateError/valueNotFound(_:)`` when nothing is stored, or the key's
   ///   load error.
   public init(require key: some SharedKey<Value>) async throws {
-    self.init(box: try await ReferenceRegistry.shared.requiredReference(for: key))
+    self.init(reference: try await ReferenceRegistry.shared.requiredReference(for: key))
   }
 
   /// Another handle on the same reference (`_x = Shared(projectedValue: $y)`).
@@ -153,7 +158,8 @@ public struct Shared<Value: Sendable>: Sendable {
     try box.withLock(body)
   }
 
-  /// Hands a mutation made through the cell to the key (`.didSet`).
+  /// Hands a mutation made through the cell to the key (`.didSet`), after the observers' `didSet`.
+  /// Only keys that save come here, so the cast is not on the path of `.inMemory` values.
   @usableFromInline
   func saveAfterMutation() {
     (box as? SharedReference<Value>)?.saveAfterMutation()
@@ -173,7 +179,7 @@ public struct Shared<Value: Sendable>: Sendable {
   /// - Throws: The key's load error, also kept in ``loadError``.
   public mutating func load(_ key: some SharedKey<Value>) async throws {
     let current = wrappedValue
-    self = Shared(box: ReferenceRegistry.shared.reference(for: key) { current })
+    self = Shared(reference: ReferenceRegistry.shared.reference(for: key) { current })
     try await box.load()
   }
 

@@ -20,7 +20,8 @@ protocol MutableBox<Value>: ReaderBox {
 /// The reference every handle of one stored value points to.
 ///
 /// The value lives in a ``ValueCell``, behind its `Mutex`; `withLock` runs the caller's body
-/// under it, then asks the key to save (`.didSet`) outside it. Values reach the key's `save` in
+/// under it (observers told before the lock is taken and after it is released), then asks the
+/// key to save (`.didSet`) outside it. Values reach the key's `save` in
 /// version order, one caller at a time (see `SaveTurn`), and no lock is held while the key
 /// works. Observation goes through the cell's `ObservationRegistrar` and through `AsyncStream`s
 /// fed under the lock, in mutation order.
@@ -37,7 +38,8 @@ final class SharedReference<Value: Sendable>: MutableBox {
   private let saver: Saver?
   private let subscriber: Subscriber?
   private let reportIssue: @Sendable (String) -> Void
-  /// The value with its lock and observers; ``Shared`` mutates it without going through here.
+  /// The value with its lock and observers. ``Shared`` runs mutations on it directly, then asks
+  /// this reference to save them.
   let cell: ValueCell<Value>
   /// Who may call the key's `save`. Only one caller at a time, so the key receives values in
   /// version order; the key runs with no lock held, so it may be slow or reach code that

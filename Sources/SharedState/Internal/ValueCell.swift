@@ -10,7 +10,7 @@ public import Synchronization
 /// weakly (the registry and the key's callbacks hold its reference weakly): an object that is
 /// referenced weakly is retained and released through a side table, which cost a mutation as
 /// much as the rest of it. ``Shared`` keeps the cell beside its box, so a mutation reaches it
-/// without a dynamic cast.
+/// without a dynamic cast (a key that saves is then handed the mutation through its reference).
 @usableFromInline
 final class ValueCell<Value: Sendable>: Observable, Sendable {
   @usableFromInline
@@ -93,25 +93,28 @@ final class ValueCell<Value: Sendable>: Observable, Sendable {
 
   /// Changes the state under the lock, telling the observers of `fields`.
   func change<R>(_ fields: Field..., body: @Sendable (inout State) -> R) -> R {
-    for field in fields { tellObservers(of: field, before: true) }
-    defer { for field in fields.reversed() { tellObservers(of: field, before: false) } }
+    for field in fields { tell(.willSet, observersOf: field) }
+    defer { for field in fields.reversed() { tell(.didSet, observersOf: field) } }
     return state.withLock { body(&$0) }
   }
 
-  private func tellObservers(of field: Field, before: Bool) {
+  private enum Moment {
+    case willSet, didSet
+  }
+
+  private func tell(_ moment: Moment, observersOf field: Field) {
     switch field {
-    case .value: tellObservers(of: valuePath, before: before)
-    case .loadError: tellObservers(of: loadErrorPath, before: before)
-    case .saveError: tellObservers(of: saveErrorPath, before: before)
-    case .isLoading: tellObservers(of: isLoadingPath, before: before)
+    case .value: tell(moment, observersOf: valuePath)
+    case .loadError: tell(moment, observersOf: loadErrorPath)
+    case .saveError: tell(moment, observersOf: saveErrorPath)
+    case .isLoading: tell(moment, observersOf: isLoadingPath)
     }
   }
 
-  private func tellObservers<Member>(of path: any KeyPath<ValueCell, Member> & Sendable, before: Bool) {
-    if before {
-      registrar.willSet(self, keyPath: path)
-    } else {
-      registrar.didSet(self, keyPath: path)
+  private func tell<Member>(_ moment: Moment, observersOf path: any KeyPath<ValueCell, Member> & Sendable) {
+    switch moment {
+    case .willSet: registrar.willSet(self, keyPath: path)
+    case .didSet: registrar.didSet(self, keyPath: path)
     }
   }
 }
