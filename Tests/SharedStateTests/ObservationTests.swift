@@ -1,5 +1,6 @@
 import Foundation
 import Observation
+import SecretTestSupport
 import SharedState
 import Testing
 
@@ -15,6 +16,21 @@ struct ObservationTests {
     }
     shared.withLock { $0 += 1 }
     #expect(changes.value == 1)
+  }
+
+  /// Swift 6.2's `Observations` sequence is told by `withLock` and yields each new value.
+  @Test func observationsYieldsEveryChangeMadeWithWithLock() async throws {
+    let shared = Shared(value: 0)
+    let seen = try await withDeadline(seconds: 10, "Observations to reach 3") {
+      var seen: [Int] = []
+      for await value in Observations({ shared.wrappedValue }) {
+        seen.append(value)
+        if value == 3 { break }
+        shared.withLock { $0 += 1 }
+      }
+      return seen
+    }
+    #expect(seen == [0, 1, 2, 3])
   }
 
   @Test func loadErrorIsObservable() {
