@@ -49,8 +49,8 @@ let opened = call(
   [g_variant_new_string("dh-ietf1024-sha256-aes128-cbc-pkcs7"), g_variant_new_variant(publicKey)], returning: "(vo)")
 let session = string(of: opened, at: 1)
 let boxed = g_variant_get_child_value(opened, 0)
-let key = try LockedBytes(count: DiffieHellman.aesKeyLength)
-guard let peer = try? DiffieHellman.validPeerKey(bytes(of: g_variant_get_variant(boxed))),
+guard let key = try? LockedBytes(count: DiffieHellman.aesKeyLength),
+  let peer = try? DiffieHellman.validPeerKey(bytes(of: g_variant_get_variant(boxed))),
   (try? key.withUnsafeMutableBytes { try DiffieHellman.deriveKey(pair, peer: peer, into: $0) }) != nil
 else { fail() }
 

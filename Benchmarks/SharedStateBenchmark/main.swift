@@ -57,7 +57,8 @@ final class ObservedCounter: Observable, Sendable {
   }
 }
 
-final class ChangeCounter: Sendable {
+/// Counts events from any thread (the observer's calls, the file writes).
+final class EventCounter: Sendable {
   private let count = Mutex(0)
   var value: Int { count.withLock { $0 } }
   func increment() { count.withLock { $0 += 1 } }
@@ -82,7 +83,7 @@ for threads in Set([1, ProcessInfo.processInfo.activeProcessorCount]).sorted() {
     { n in for _ in 0..<n { mutex.withLock { $0 += 1 } } },
     { n in for _ in 0..<n { observed.increment() } },
   ]
-  let changes = ChangeCounter()
+  let changes = EventCounter()
   // Warm-up, which also sizes the rounds: ~0.2 s for the slower side.
   let slowest = sides.map { measure(threads: threads, iterations: 10_000 / threads, $0) }.min() ?? 1
   let iterations = max(1_000, Int(slowest * 0.2) / threads)
@@ -117,15 +118,9 @@ struct Document: Codable, Sendable {
   var revision: Int
 }
 
-final class WriteCounter: Sendable {
-  private let count = Mutex(0)
-  var value: Int { count.withLock { $0 } }
-  func increment() { count.withLock { $0 += 1 } }
-}
-
 let folder = FileManager.default.temporaryDirectory
   .appending(component: "SharedStateBenchmark-\(UUID().uuidString)", directoryHint: .isDirectory)
-let writes = WriteCounter()
+let writes = EventCounter()
 let counting = SharedEnvironment(
   inMemoryStorage: InMemoryStorage(),
   fileStorage: FileStorage.fileSystem.observingWrites { _, _ in writes.increment() },
