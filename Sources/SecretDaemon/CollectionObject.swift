@@ -1,50 +1,61 @@
 // org.freedesktop.Secret.Collection at /org/freedesktop/secrets/collection/NAME
 // (and at /org/freedesktop/secrets/aliases/ALIAS for the collection it names).
 
-struct CollectionObject {
+struct CollectionObject: BusObject {
   let daemon: Daemon
   let name: String
+
+  init(daemon: Daemon, node: ObjectNode) throws(DBusError) {
+    guard case .collection(let collection) = node, let name = try? daemon.resolve(collection) else {
+      throw .noObject(ObjectPaths.canonical(node))
+    }
+    self.daemon = daemon
+    self.name = name
+  }
 
   var path: String { ObjectPaths.collection(name) }
 
   // MARK: Members on the bus
 
-  func call(_ method: String, _ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
-    switch method {
-    case "Delete": return try delete()
-    case "SearchItems": return try searchItems(arguments)
-    case "CreateItem": return try createItem(arguments, context: context)
-    default: throw .unknownMethod(Interfaces.collection, method, path)
-    }
+  static let declaration = InterfaceDeclaration<CollectionObject>(
+    Interfaces.collection,
+    methods: [
+      Method("Delete", out: [Argument("prompt", "o")], access: .write) { collection, _, _ throws(DBusError) in
+        try collection.delete()
+      },
+      Method(
+        "SearchItems", in: [Argument("attributes", "a{ss}")], out: [Argument("results", "ao")], access: .read,
+        cost: .boundedWhen { daemon, _, arguments in daemon.isSmallSearch(arguments.child(0)) }
+      ) { collection, arguments, _ throws(DBusError) in try collection.searchItems(arguments) },
+      Method(
+        "CreateItem", in: [Argument("properties", "a{sv}"), Argument("secret", "(oayays)"), Argument("replace", "b")],
+        out: [Argument("item", "o"), Argument("prompt", "o")], access: .write
+      ) { collection, arguments, context throws(DBusError) in try collection.createItem(arguments, context: context) },
+    ],
+    properties: [
+      Property("Items", "ao", isBounded: false) { collection throws(DBusError) in collection.items() },
+      Property(
+        "Label", "s", get: { collection throws(DBusError) in .string(try collection.stored().label) },
+        set: { collection, value throws(DBusError) in try collection.setLabel(value) }),
+      Property("Locked", "b") { collection throws(DBusError) in .boolean(try collection.stored().locked) },
+      Property("Created", "t") { collection throws(DBusError) in .uint64(try collection.stored().created) },
+      Property("Modified", "t") { collection throws(DBusError) in .uint64(try collection.stored().modified) },
+    ],
+    signals: ["ItemCreated", "ItemDeleted", "ItemChanged"].map { SignalDeclaration($0, [Argument("item", "o")]) })
+
+  private func stored() throws(DBusError) -> StoredCollection {
+    guard let collection = daemon.store.collections[name] else { throw .noObject(path) }
+    return collection
   }
 
-  /// The values of `properties`, read from one lookup of the collection.
-  func properties(_ properties: [String]) throws(DBusError) -> [DBusValue] {
-    guard let collection = daemon.store.collections[name] else { throw .noSuchObject("no collection \(path)") }
-    return try properties.map { (property) throws(DBusError) -> DBusValue in
-      switch property {
-      case "Items":
-        return .objectPaths(
-          collection.search([:], now: daemon.store.now).map {
-            ObjectPaths.item(ItemReference(collection: name, item: $0))
-          })
-      case "Label": return .string(collection.label)
-      case "Locked": return .boolean(collection.locked)
-      case "Created": return .uint64(collection.created)
-      case "Modified": return .uint64(collection.modified)
-      default: throw .unknownProperty(Interfaces.collection, property, path)
-      }
-    }
+  private func items() -> DBusValue {
+    let numbers = daemon.store.collections[name]?.search([:], now: daemon.store.now) ?? []
+    return .objectPaths(numbers.map { ObjectPaths.item(ItemReference(collection: name, item: $0)) })
   }
 
-  func setProperty(_ property: String, _ value: Variant) throws(DBusError) {
-    switch property {
-    case "Label":
-      guard let label = value.string, value.isOfType("s") else { throw .invalidArgs("Label is a string") }
-      do throws(StoreError) { try daemon.store.setCollectionLabel(name, label) } catch { throw DBusError(error) }
-    default:
-      throw .invalidArgs("property \(property) of \(path) is read-only")
-    }
+  private func setLabel(_ value: Variant) throws(DBusError) {
+    guard let label = value.string, value.isOfType("s") else { throw .invalidArgs("Label is a string") }
+    do throws(StoreError) { try daemon.store.setCollectionLabel(name, label) } catch { throw DBusError(error) }
   }
 
   /// Delete() -> (o prompt)
@@ -58,8 +69,7 @@ struct CollectionObject {
   private func searchItems(_ arguments: Variant) throws(DBusError) -> DBusValue {
     guard let attributes = arguments.child(0)?.stringDictionary else { throw .invalidArgs("SearchItems takes (a{ss})") }
     do throws(StoreError) { try daemon.store.checkQuery(attributes) } catch { throw DBusError(error) }
-    guard let collection = daemon.store.collections[name] else { throw .noSuchObject("no collection \(path)") }
-    let found = collection.search(attributes, now: daemon.store.now)
+    let found = try stored().search(attributes, now: daemon.store.now)
     return .tuple([.objectPaths(found.map { ObjectPaths.item(ItemReference(collection: name, item: $0)) })])
   }
 

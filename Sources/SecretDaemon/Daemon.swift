@@ -44,7 +44,6 @@ package final class Daemon: @unchecked Sendable {
   let storeLock = ReadWriteLock()
   let sessions: SessionRegistry
   let signals: SignalOutbox
-  let descriptions: InterfaceDescriptions
   private var scheduler: ClientScheduler?
   private var expiryTimer: Timer?
   /// Where the message that scrubs the bus reader's buffer goes: to ourselves, ignored.
@@ -59,7 +58,6 @@ package final class Daemon: @unchecked Sendable {
     self.store = Store(limits: configuration.limits, clock: clock, defaultTTL: configuration.defaultTTL)
     self.sessions = SessionRegistry(maxPerClient: configuration.limits.maxSessionsPerClient)
     self.signals = SignalOutbox(connection: connection, maximumBytes: configuration.limits.maxReplySize)
-    self.descriptions = try InterfaceDescriptions(xml: Interfaces.xml)
   }
 
   package convenience init(connection: BusConnection, configuration: Configuration) throws(GLibError) {
@@ -74,8 +72,9 @@ package final class Daemon: @unchecked Sendable {
     store.onNextExpiryChanged = { [unowned self] time in self.armExpiry(at: time) }
     let scheduler = ClientScheduler(
       vet: { [unowned self] in self.vet($0) }, run: { [unowned self] in self.execute($0) },
-      isQuick: { [connection] call in
-        !call.interface.isEmpty && Self.access(call.interface, call.member) != .write && !connection.hasUnreadMessages
+      isQuick: { [unowned self] call in
+        !self.connection.hasUnreadMessages
+          && self.isQuick(path: call.path, interface: call.interface, member: call.member, arguments: call.body)
       })
     self.scheduler = scheduler
     connection.subscribeToBus(signal: "NameOwnerChanged", argument0: nil) { [unowned self] arguments in

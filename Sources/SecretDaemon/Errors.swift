@@ -26,18 +26,23 @@ extension DBusError {
   static func accessDenied(_ message: String) -> DBusError {
     DBusError(name: "org.freedesktop.DBus.Error.AccessDenied", message: message)
   }
-  static func unknownObject(_ path: String) -> DBusError {
-    DBusError(name: "org.freedesktop.DBus.Error.UnknownObject", message: "no object at \(path)")
+  /// A call to a path where no object is: answered as GDBus (and so gnome-keyring) answers it,
+  /// which is what clients such as python secretstorage 3.3 map to "no such item".
+  static func noObject(_ path: String) -> DBusError {
+    unknownMethod(message: "Object does not exist at path “\(path)”")
   }
+  /// A call to an interface the object does not have, as GDBus answers it.
   static func unknownInterface(_ interface: String, _ path: String) -> DBusError {
-    DBusError(name: "org.freedesktop.DBus.Error.UnknownInterface", message: "no interface \(interface) on \(path)")
+    unknownMethod(message: "No such interface “\(interface)” on object at path \(path)")
   }
   static func failed(_ message: String) -> DBusError {
     DBusError(name: "org.freedesktop.DBus.Error.Failed", message: message)
   }
   static func unknownMethod(_ interface: String, _ method: String, _ path: String) -> DBusError {
-    DBusError(
-      name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(interface).\(method) on \(path)")
+    unknownMethod(message: "no method \(interface).\(method) on \(path)")
+  }
+  static func unknownMethod(message: String) -> DBusError {
+    DBusError(name: "org.freedesktop.DBus.Error.UnknownMethod", message: message)
   }
   static func unknownProperty(_ interface: String, _ name: String, _ path: String) -> DBusError {
     DBusError(

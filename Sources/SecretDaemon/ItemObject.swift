@@ -2,55 +2,65 @@
 // (and /org/freedesktop/secrets/aliases/ALIAS/N).
 import TransferCrypto
 
-struct ItemObject {
+struct ItemObject: BusObject {
   let daemon: Daemon
   let reference: ItemReference
+
+  init(daemon: Daemon, node: ObjectNode) throws(DBusError) {
+    guard case .item(let collection, let number) = node, let name = try? daemon.resolve(collection),
+      (try? daemon.store.item(ItemReference(collection: name, item: number))) != nil
+    else { throw .noObject(ObjectPaths.canonical(node)) }
+    self.daemon = daemon
+    self.reference = ItemReference(collection: name, item: number)
+  }
 
   var path: String { ObjectPaths.item(reference) }
 
   // MARK: Members on the bus
 
-  func call(_ method: String, _ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
-    switch method {
-    case "Delete": return try delete()
-    case "GetSecret": return try getSecret(arguments, caller: context.sender)
-    case "SetSecret": return try setSecret(arguments, context: context)
-    default: throw .unknownMethod(Interfaces.item, method, path)
-    }
-  }
+  static let declaration = InterfaceDeclaration<ItemObject>(
+    Interfaces.item,
+    methods: [
+      Method("Delete", out: [Argument("Prompt", "o")], access: .write) { item, _, _ throws(DBusError) in
+        try item.delete()
+      },
+      Method(
+        "GetSecret", in: [Argument("session", "o")], out: [Argument("secret", "(oayays)")], access: .read,
+        cost: .boundedWhen { daemon, path, _ in daemon.isSmallSecret(at: path) }
+      ) { item, arguments, context throws(DBusError) in try item.getSecret(arguments, caller: context.sender) },
+      Method("SetSecret", in: [Argument("secret", "(oayays)")], access: .write) {
+        item, arguments, context throws(DBusError) in try item.setSecret(arguments, context: context)
+      },
+    ],
+    properties: [
+      Property("Locked", "b") { item throws(DBusError) in
+        _ = try item.stored()
+        return .boolean(item.daemon.store.collections[item.reference.collection]?.locked ?? false)
+      },
+      Property(
+        "Attributes", "a{ss}", get: { item throws(DBusError) in .stringDictionary(try item.stored().attributes) },
+        set: { item, value throws(DBusError) in
+          guard let attributes = value.stringDictionary else { throw .invalidArgs("Attributes is a{ss}") }
+          try item.change { store, reference throws(StoreError) in try store.setAttributes(reference, attributes) }
+        }),
+      Property(
+        "Label", "s", get: { item throws(DBusError) in .string(try item.stored().label) },
+        set: { item, value throws(DBusError) in
+          guard value.isOfType("s"), let label = value.string else { throw .invalidArgs("Label is a string") }
+          try item.change { store, reference throws(StoreError) in try store.setLabel(reference, label) }
+        }),
+      Property(
+        "Type", "s", get: { item throws(DBusError) in .string(try item.stored().type) },
+        set: { item, value throws(DBusError) in
+          guard value.isOfType("s"), let type = value.string else { throw .invalidArgs("Type is a string") }
+          try item.change { store, reference throws(StoreError) in try store.setType(reference, type) }
+        }),
+      Property("Created", "t") { item throws(DBusError) in .uint64(try item.stored().created) },
+      Property("Modified", "t") { item throws(DBusError) in .uint64(try item.stored().modified) },
+    ])
 
-  /// The values of `names`, read from one lookup of the item.
-  func properties(_ names: [String]) throws(DBusError) -> [DBusValue] {
-    let item = try stored()
-    return try names.map { (name) throws(DBusError) -> DBusValue in
-      switch name {
-      case "Locked": return .boolean(daemon.store.collections[reference.collection]?.locked ?? false)
-      case "Attributes": return .stringDictionary(item.attributes)
-      case "Label": return .string(item.label)
-      case "Type": return .string(item.type)
-      case "Created": return .uint64(item.created)
-      case "Modified": return .uint64(item.modified)
-      default: throw .unknownProperty(Interfaces.item, name, path)
-      }
-    }
-  }
-
-  func setProperty(_ name: String, _ value: Variant) throws(DBusError) {
-    let change: (Store) throws(StoreError) -> Void
-    switch name {
-    case "Label":
-      guard value.isOfType("s"), let label = value.string else { throw .invalidArgs("Label is a string") }
-      change = { store throws(StoreError) in try store.setLabel(reference, label) }
-    case "Type":
-      guard value.isOfType("s"), let type = value.string else { throw .invalidArgs("Type is a string") }
-      change = { store throws(StoreError) in try store.setType(reference, type) }
-    case "Attributes":
-      guard let attributes = value.stringDictionary else { throw .invalidArgs("Attributes is a{ss}") }
-      change = { store throws(StoreError) in try store.setAttributes(reference, attributes) }
-    default:
-      throw .invalidArgs("property \(name) of \(path) is read-only")
-    }
-    do throws(StoreError) { try change(daemon.store) } catch { throw DBusError(error) }
+  private func change(_ apply: (Store, ItemReference) throws(StoreError) -> Void) throws(DBusError) {
+    do throws(StoreError) { try apply(daemon.store, reference) } catch { throw DBusError(error) }
   }
 
   private func stored() throws(DBusError) -> StoredItem {

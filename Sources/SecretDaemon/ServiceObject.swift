@@ -1,33 +1,57 @@
 // org.freedesktop.Secret.Service at /org/freedesktop/secrets.
 import TransferCrypto
 
-struct ServiceObject {
+struct ServiceObject: BusObject {
   let daemon: Daemon
+
+  init(daemon: Daemon, node: ObjectNode) { self.daemon = daemon }
 
   // MARK: Members on the bus
 
-  func call(_ method: String, _ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
-    switch method {
-    case "OpenSession": return try openSession(arguments, owner: context.sender)
-    case "CreateCollection": return try createCollection(arguments)
-    case "SearchItems": return try searchItems(arguments)
-    case "Unlock": return try setLocked(arguments, locked: false)
-    case "Lock": return try setLocked(arguments, locked: true)
-    case "GetSecrets": return try getSecrets(arguments, caller: context.sender)
-    case "ReadAlias": return try readAlias(arguments)
-    case "SetAlias": return try setAlias(arguments)
-    default: throw .unknownMethod(Interfaces.service, method, ObjectPaths.root)
-    }
-  }
-
-  func properties(_ names: [String]) throws(DBusError) -> [DBusValue] {
-    try names.map { (name) throws(DBusError) -> DBusValue in
-      switch name {
-      case "Collections": return .objectPaths(daemon.store.collectionNames.map(ObjectPaths.collection))
-      default: throw .unknownProperty(Interfaces.service, name, ObjectPaths.root)
+  static let declaration = InterfaceDeclaration<ServiceObject>(
+    Interfaces.service,
+    methods: [
+      Method(
+        "OpenSession", in: [Argument("algorithm", "s"), Argument("input", "v")],
+        out: [Argument("output", "v"), Argument("result", "o")], access: .none
+      ) { service, arguments, context throws(DBusError) in try service.openSession(arguments, owner: context.sender) },
+      Method(
+        "CreateCollection", in: [Argument("properties", "a{sv}"), Argument("alias", "s")],
+        out: [Argument("collection", "o"), Argument("prompt", "o")], access: .write
+      ) { service, arguments, _ throws(DBusError) in try service.createCollection(arguments) },
+      Method(
+        "SearchItems", in: [Argument("attributes", "a{ss}")],
+        out: [Argument("unlocked", "ao"), Argument("locked", "ao")], access: .read,
+        cost: .boundedWhen { daemon, _, arguments in daemon.isSmallSearch(arguments.child(0)) }
+      ) { service, arguments, _ throws(DBusError) in try service.searchItems(arguments) },
+      Method(
+        "Unlock", in: [Argument("objects", "ao")], out: [Argument("unlocked", "ao"), Argument("prompt", "o")],
+        access: .write
+      ) { service, arguments, _ throws(DBusError) in try service.setLocked(arguments, locked: false) },
+      Method(
+        "Lock", in: [Argument("objects", "ao")], out: [Argument("locked", "ao"), Argument("Prompt", "o")],
+        access: .write
+      ) { service, arguments, _ throws(DBusError) in try service.setLocked(arguments, locked: true) },
+      Method(
+        "GetSecrets", in: [Argument("items", "ao"), Argument("session", "o")],
+        out: [Argument("secrets", "a{o(oayays)}")], access: .read,
+        cost: .boundedWhen { daemon, _, arguments in daemon.areSmallSecrets(arguments.child(0)) }
+      ) { service, arguments, context throws(DBusError) in try service.getSecrets(arguments, caller: context.sender) },
+      Method("ReadAlias", in: [Argument("name", "s")], out: [Argument("collection", "o")], access: .read) {
+        service, arguments, _ throws(DBusError) in try service.readAlias(arguments)
+      },
+      Method("SetAlias", in: [Argument("name", "s"), Argument("collection", "o")], access: .write) {
+        service, arguments, _ throws(DBusError) in try service.setAlias(arguments)
+      },
+    ],
+    properties: [
+      Property("Collections", "ao") { service throws(DBusError) in
+        .objectPaths(service.daemon.store.collectionNames.map(ObjectPaths.collection))
       }
-    }
-  }
+    ],
+    signals: ["CollectionCreated", "CollectionDeleted", "CollectionChanged"].map {
+      SignalDeclaration($0, [Argument("collection", "o")])
+    })
 
   /// OpenSession(s algorithm, v input) -> (v output, o result)
   private func openSession(_ arguments: Variant, owner: String) throws(DBusError) -> DBusValue {

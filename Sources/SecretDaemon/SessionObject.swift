@@ -1,17 +1,23 @@
 // org.freedesktop.Secret.Session at /org/freedesktop/secrets/session/sN.
 
-struct SessionObject {
+struct SessionObject: BusObject {
   let daemon: Daemon
   let path: String
 
+  init(daemon: Daemon, node: ObjectNode) {
+    self.daemon = daemon
+    self.path = ObjectPaths.canonical(node)
+  }
+
   // MARK: Members on the bus
 
-  func call(_ method: String, context: CallContext) throws(DBusError) -> DBusValue {
-    switch method {
-    case "Close": return try close(caller: context.sender)
-    default: throw .unknownMethod(Interfaces.session, method, path)
-    }
-  }
+  static let declaration = InterfaceDeclaration<SessionObject>(
+    Interfaces.session,
+    methods: [
+      Method("Close", access: .none) { session, _, context throws(DBusError) in
+        try session.close(caller: context.sender)
+      }
+    ])
 
   /// Close(): only the owning connection may close it; the key is wiped.
   private func close(caller: String) throws(DBusError) -> DBusValue {

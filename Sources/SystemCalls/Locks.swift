@@ -85,6 +85,14 @@ package final class ReadWriteLock: @unchecked Sendable {
     return try body()
   }
 
+  /// Runs `body` as a reader if no writer holds or waits for the lock; nil, without waiting,
+  /// otherwise. Wraps pthread_rwlock_tryrdlock.
+  package func tryReading<R>(_ body: () -> R) -> R? {
+    guard pthread_rwlock_tryrdlock(rwlock) == 0 else { return nil }
+    defer { pthread_rwlock_unlock(rwlock) }
+    return body()
+  }
+
   /// Wraps pthread_rwlock_wrlock.
   package func writing<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
     pthread_rwlock_wrlock(rwlock)

@@ -39,6 +39,8 @@ struct MalformedCallTests {
       let invalid = "org.freedesktop.DBus.Error.InvalidArgs"
       let noSession = "org.freedesktop.Secret.Error.NoSession"
       let noObject = "org.freedesktop.Secret.Error.NoSuchObject"
+      // A call to a path where no object is: GDBus's (and so gnome-keyring's) answer.
+      let noObjectAtPath = "org.freedesktop.DBus.Error.UnknownMethod"
       let limits = "org.freedesktop.DBus.Error.LimitsExceeded"
 
       // Wrong signatures.
@@ -105,20 +107,22 @@ struct MalformedCallTests {
         invalid, kept, Interfaces.properties, "Set", .tuple([.string(item), .string("Label"), .variant(.uint32(1))]))
       // Missing objects.
       expectError(
-        noObject, "/org/freedesktop/secrets/collection/session/99999", item, "GetSecret", .tuple([.objectPath(plain)]))
+        noObjectAtPath, "/org/freedesktop/secrets/collection/session/99999", item, "GetSecret",
+        .tuple([.objectPath(plain)]))
       expectError(
-        noObject, "/org/freedesktop/secrets/collection/session/99999", Interfaces.properties, "Get",
+        noObjectAtPath, "/org/freedesktop/secrets/collection/session/99999", Interfaces.properties, "Get",
         .tuple([.string(item), .string("Label")]))
       expectError(
-        noObject, "/org/freedesktop/secrets/collection/session/99999", Interfaces.properties, "GetAll",
+        noObjectAtPath, "/org/freedesktop/secrets/collection/session/99999", Interfaces.properties, "GetAll",
         .tuple([.string(item)]))
       expectError(
-        noObject, "/org/freedesktop/secrets/collection/nothing", Interfaces.properties, "GetAll",
+        noObjectAtPath, "/org/freedesktop/secrets/collection/nothing", Interfaces.properties, "GetAll",
         .tuple([.string(Interfaces.collection)]))
       expectError(
-        noObject, "/org/freedesktop/secrets/aliases/nothing", Interfaces.collection, "CreateItem",
+        noObjectAtPath, "/org/freedesktop/secrets/aliases/nothing", Interfaces.collection, "CreateItem",
         create(secret(plain, [], [1])))
-      expectError(noObject, "/org/freedesktop/secrets/collection/nothing", Interfaces.collection, "Delete", .tuple([]))
+      expectError(
+        noObjectAtPath, "/org/freedesktop/secrets/collection/nothing", Interfaces.collection, "Delete", .tuple([]))
       expectError(
         noObject, self.service, service, "SetAlias",
         .tuple([.string("x"), .objectPath("/org/freedesktop/secrets/collection/nothing")]))

@@ -29,8 +29,29 @@ struct ObjectPathTests {
       let padded = item.dropLast(number.count) + "0" + number
       #expect(
         client.errorName(String(padded), Interfaces.item, "GetSecret", .tuple([.objectPath(session)]))
-          == "org.freedesktop.DBus.Error.UnknownObject")
+          == "org.freedesktop.DBus.Error.UnknownMethod")
       #expect(try client.plainSecret(item, session: session) == [1])
+    }
+  }
+
+  @Test(
+    "a call to a path where no object is gets the answer GDBus gives, as from gnome-keyring",
+    arguments: Provider.all)
+  func noObjectAtPath(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let client = try RawClient(address: instance.busAddress)
+      for path in [
+        "/not/existing/path", "/org/freedesktop/secrets/collection/nope",
+        "/org/freedesktop/secrets/collection/session/99999", "/org/freedesktop/secrets/collection/session/07",
+      ] {
+        do throws(GLibError) {
+          try client.call(path, Interfaces.properties, "Get", .tuple([.string(Interfaces.item), .string("Label")]))
+          Issue.record("\(path) answered")
+        } catch {
+          #expect(error.remoteName == "org.freedesktop.DBus.Error.UnknownMethod", "\(path): \(error)")
+          #expect(error.message.hasSuffix("Object does not exist at path “\(path)”"), "\(path): \(error)")
+        }
+      }
     }
   }
 

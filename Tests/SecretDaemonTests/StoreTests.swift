@@ -1,3 +1,4 @@
+import SecretTestSupport
 import Testing
 
 // The store without D-Bus: index, replace, aliases, bounds.
@@ -97,5 +98,34 @@ struct StoreTests {
     try store.deleteCollection(name)
     #expect(store.resolveAlias("work") == nil)
     #expect(store.itemCount == 0)
+  }
+
+  @Test("a locked collection cannot be deleted over the bus, as none of its items can; unlocked, it can")
+  func lockedCollectionIsNotDeleted() async throws {
+    try await withProvider(.secretd) { instance in
+      let client = try RawClient(address: instance.busAddress)
+      let session = try client.openPlainSession()
+      let reply = try client.call(
+        ObjectPaths.root, Interfaces.service, "CreateCollection",
+        .tuple([
+          .array(
+            elementType: "{sv}",
+            [.dictEntry(.string("org.freedesktop.Secret.Collection.Label"), .variant(.string("vault")))]),
+          .string(""),
+        ]))
+      let collection = try #require(reply.child(0)?.string)
+      let item = try client.createPlainItem(
+        session: session, collection: collection, attributes: ["kept": "yes"], secret: Array("inside".utf8))
+      try client.call(ObjectPaths.root, Interfaces.service, "Lock", .tuple([.objectPaths([collection])]))
+      #expect(
+        client.errorName(item, Interfaces.item, "Delete", .tuple([])) == "org.freedesktop.Secret.Error.IsLocked")
+      #expect(
+        client.errorName(collection, Interfaces.collection, "Delete", .tuple([]))
+          == "org.freedesktop.Secret.Error.IsLocked")
+      try client.call(ObjectPaths.root, Interfaces.service, "Unlock", .tuple([.objectPaths([collection])]))
+      #expect(try client.plainSecret(item, session: session) == Array("inside".utf8))
+      #expect(client.errorName(collection, Interfaces.collection, "Delete", .tuple([])) == nil)
+      #expect(try client.search(["kept": "yes"]).isEmpty)
+    }
   }
 }

@@ -23,6 +23,13 @@ struct AttributeIndex {
     }
   }
 
+  /// At most how many items carry every pair of `query`, without intersecting anything; nil
+  /// for an empty query (every item).
+  func matchBound(_ query: [String: String]) -> Int? {
+    guard !query.isEmpty else { return nil }
+    return query.map { postings[AttributePair(name: $0.key, value: $0.value)]?.count ?? 0 }.min()
+  }
+
   /// Items carrying every pair of `query`; nil means "no constraint" (empty query).
   func matches(_ query: [String: String]) -> Set<Int>? {
     guard !query.isEmpty else { return nil }

@@ -27,6 +27,8 @@ final class StoredItem {
     self.modified = now
   }
 
+  var secretCount: Int { secret.count }
+
   func isExpired(at now: UInt64) -> Bool {
     guard let expiresAt else { return false }
     return now >= expiresAt

@@ -100,8 +100,10 @@ final class Store {
     return name
   }
 
+  /// Deletes a collection and its items; a locked one is refused, as each of its items would be.
   func deleteCollection(_ name: String) throws(StoreError) {
     let collection = try collection(name)
+    if collection.locked { throw .locked(collection: name) }
     for number in collection.items.keys.sorted() {
       removeItem(collection, number)
     }
@@ -367,6 +369,11 @@ final class Store {
       throw .limitExceeded(.memory, actual: usedBytes + bytes, maximum: limits.maxMemory)
     }
     usedBytes += bytes
+  }
+
+  /// At most how many items a search for `query` may match, across all collections.
+  func matchBound(_ query: [String: String]) -> Int {
+    collections.values.reduce(0) { $0 + ($1.index.matchBound(query) ?? $1.items.count) }
   }
 
   /// Checks a search query's size before any work is done for it.
