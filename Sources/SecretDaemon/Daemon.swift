@@ -56,7 +56,8 @@ package final class Daemon: @unchecked Sendable {
     self.connection = connection
     self.configuration = configuration
     self.store = Store(limits: configuration.limits, clock: clock, defaultTTL: configuration.defaultTTL)
-    self.sessions = SessionRegistry(maxPerClient: configuration.limits.maxSessionsPerClient)
+    self.sessions = SessionRegistry(
+      maxPerClient: configuration.limits.maxSessionsPerClient, maxTotal: configuration.limits.maxSessions)
     self.signals = SignalOutbox(connection: connection, maximumBytes: configuration.limits.maxReplySize)
   }
 
@@ -75,14 +76,17 @@ package final class Daemon: @unchecked Sendable {
       isQuick: { [unowned self] call in
         !self.connection.hasUnreadMessages
           && self.isQuick(path: call.path, interface: call.interface, member: call.member, arguments: call.body)
-      })
+      },
+      departed: { [sessions] name in sessions.closeAll(ownedBy: name) })
     self.scheduler = scheduler
     connection.subscribeToBus(signal: "NameOwnerChanged", argument0: nil) { [unowned self] arguments in
       guard let name = arguments.child(0)?.string, let newOwner = arguments.child(2)?.string,
         newOwner.isEmpty, name.hasPrefix(":")
       else { return }
-      self.sessions.closeAll(ownedBy: name)
+      // Forgotten first: a call of its still running then closes what it made when it ends
+      // (`departed`); once forgotten, nothing of it can run, so what it made so far closes now.
       scheduler.forget(name)
+      self.sessions.closeAll(ownedBy: name)
     }
     scheduler.start(threads: configuration.workerThreads)
     let ownName = connection.uniqueName
@@ -93,6 +97,11 @@ package final class Daemon: @unchecked Sendable {
         scheduler.submit(call)
         return true
       })
+  }
+
+  /// Sends the signals of the changes made so far to every served client.
+  func announceChanges() {
+    signals.flush(to: scheduler?.servedClients ?? [])
   }
 
   /// Counts for logs and tests.
@@ -151,6 +160,6 @@ package final class Daemon: @unchecked Sendable {
 
   private func expireDue() {
     storeLock.writing { armExpiry(at: store.purgeExpired()) }
-    signals.flush()
+    announceChanges()
   }
 }

@@ -84,6 +84,10 @@ extension DBusError {
         "algorithm '\(algorithm)' is not supported; use plain or dh-ietf1024-sha256-aes128-cbc-pkcs7")
     case .invalidInput(let message): self = .invalidArgs(message)
     case .noSession(let path): self = .noSession("no open session \(path) for this connection")
+    case .tooManySessions(let total, let owned):
+      self = .limitsExceeded(
+        "secretd keeps at most \(total) open sessions of all clients (\(Limit.allSessions.flag)), and this "
+          + "connection already holds \(owned), as many as any other; close the sessions it no longer uses")
     case .crypto(let error): self = DBusError(error)
     }
   }

@@ -130,6 +130,9 @@ enum LimitProbe {
       try client.createPlainItem(session: session, attributes: ["a": "1", "b": "2", "c": "3"], secret: [1])
     case .attributeLength: try client.createPlainItem(session: session, attributes: ["n": "123456789"], secret: [1])
     case .items, .sessions: try client.createPlainItem(session: session, attributes: attributes, secret: [1])
+    case .allSessions:
+      _ = try client.call(
+        ObjectPaths.root, Interfaces.service, "OpenSession", .tuple([.string("plain"), .variant(.string(""))]))
     case .memory:
       try client.createPlainItem(session: session, attributes: attributes, secret: Array(repeating: 7, count: 100))
     case .collections:

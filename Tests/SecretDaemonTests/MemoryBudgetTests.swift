@@ -3,6 +3,7 @@
 import Foundation
 import SecretTestSupport
 import Testing
+import TransferCrypto
 
 @testable import SecretDaemon
 
@@ -92,5 +93,63 @@ struct MemoryBudgetTests {
     #expect(try lenient.run("secret-tool", ["store", "--label=x", "k", "v"], as: nobody, input: "kept").status == 0)
     #expect(try lenient.run("secret-tool", ["lookup", "k", "v"], as: nobody).stdoutText == "kept")
     #expect(lenient.logText.contains("secrets may be swapped"), "\(lenient.logText)")
+  }
+
+  @Test(
+    "64 connections opening 1,024 DH sessions each are refused past the cap, and another client still stores at 2 MiB of locked memory",
+    .needsRoot("RLIMIT_MEMLOCK binds only a user without CAP_IPC_LOCK: secretd and its clients run as nobody"))
+  func sessionFloodLeavesRoomToStore() async throws {
+    let nobody = StandaloneSecretd.nobody
+    let daemon = try StandaloneSecretd(user: nobody, lockedMemory: 2 << 20)
+    let publicKey = try DiffieHellman.makeKeyPair().publicKey.map { String(format: "%02x", $0) }.joined()
+    // The connections stay open while secret-tool, another client, stores and reads.
+    let flood = """
+      import json, subprocess, sys
+      from jeepney import DBusAddress, new_method_call, DBusErrorResponse
+      from jeepney.wrappers import unwrap_msg
+      from jeepney.io.blocking import open_dbus_connection
+      service = DBusAddress('/org/freedesktop/secrets', bus_name='org.freedesktop.secrets',
+                            interface='org.freedesktop.Secret.Service')
+      key = bytes.fromhex(sys.argv[1])
+      connections = [open_dbus_connection(bus='SESSION') for _ in range(64)]
+      opened, refused, other = 0, 0, set()
+      for connection in connections:
+          for _ in range(1024):
+              call = new_method_call(service, 'OpenSession', 'sv',
+                                     ('dh-ietf1024-sha256-aes128-cbc-pkcs7', ('ay', key)))
+              try:
+                  unwrap_msg(connection.send_and_get_reply(call))
+                  opened += 1
+              except DBusErrorResponse as error:
+                  if error.name == 'org.freedesktop.DBus.Error.LimitsExceeded':
+                      refused += 1
+                  else:
+                      other.add(error.name)
+      store = subprocess.run(['secret-tool', 'store', '--label=x', 'after', 'flood'],
+                             input=b'stored-after-the-flood', capture_output=True)
+      lookup = subprocess.run(['secret-tool', 'lookup', 'after', 'flood'], capture_output=True)
+      print(json.dumps({'opened': opened, 'refused': refused, 'other': sorted(other),
+                        'store': store.returncode, 'error': store.stderr.decode(),
+                        'lookup': lookup.stdout.decode()}))
+      """
+    let script = daemon.folder.appending(path: "flood.py")
+    try flood.write(to: script, atomically: true, encoding: .utf8)
+    chmod(script.path, 0o644)
+    let run = try daemon.run(SecretStorageSuiteTests.python, [script.path, publicKey], as: nobody)
+    struct Outcome: Decodable {
+      let opened: Int
+      let refused: Int
+      let other: [String]
+      let store: Int
+      let error: String
+      let lookup: String
+    }
+    try #require(run.status == 0, "\(run.stderrText)")
+    let outcome = try JSONDecoder().decode(Outcome.self, from: Data(run.stdout))
+    #expect(outcome.opened >= 4096, "sessions up to the cap were opened")
+    #expect(outcome.refused > 0, "the flood was refused past the cap")
+    #expect(outcome.other.isEmpty, "no error but LimitsExceeded: \(outcome.other)")
+    #expect(outcome.store == 0, "\(outcome.error) \(daemon.logText)")
+    #expect(outcome.lookup == "stored-after-the-flood")
   }
 }

@@ -3,6 +3,7 @@
 import Foundation
 import SecretTestSupport
 import Testing
+import TransferCrypto
 
 @testable import SecretDaemon
 
@@ -10,7 +11,7 @@ import Testing
 struct SessionEvictionTests {
   @Test("past the limit the least recently used session closes; one in use keeps working")
   func leastRecentlyUsed() throws {
-    let registry = SessionRegistry(maxPerClient: 3)
+    let registry = SessionRegistry(maxPerClient: 3, maxTotal: 100)
     let plain = Variant(adopting: DBusValue.string("").makeFloating())
     let first = try registry.open(algorithm: "plain", input: plain, owner: ":1.7").0
     let second = try registry.open(algorithm: "plain", input: plain, owner: ":1.7").0
@@ -25,6 +26,59 @@ struct SessionEvictionTests {
     // Another client's sessions are its own.
     _ = try registry.open(algorithm: "plain", input: plain, owner: ":1.8")
     #expect(registry.count(ownedBy: ":1.7") == 3)
+  }
+
+  @Test(
+    "past the cap of all clients' sessions, a newcomer takes the least recently used session of the largest holder; a holder of as many as any other is refused"
+  )
+  func sharedCap() throws {
+    let registry = SessionRegistry(maxPerClient: 8, maxTotal: 10)
+    let plain = Variant(adopting: DBusValue.string("").makeFloating())
+    let first = try (0..<8).map { _ in try registry.open(algorithm: "plain", input: plain, owner: ":1.1").0 }
+    for _ in 0..<5 { _ = try registry.open(algorithm: "plain", input: plain, owner: ":1.2") }
+    #expect(registry.count == 10)
+    #expect(registry.count(ownedBy: ":1.1") == 5 && registry.count(ownedBy: ":1.2") == 5)
+    #expect(throws: SessionError.tooManySessions(total: 10, owned: 5)) {
+      try registry.open(algorithm: "plain", input: plain, owner: ":1.2")
+    }
+    // The sessions given up were the first holder's least recently used.
+    #expect(throws: SessionError.noSession(ObjectPaths.session(first[0].number))) {
+      try registry.session(at: ObjectPaths.session(first[0].number), caller: ":1.1")
+    }
+    #expect(try registry.session(at: ObjectPaths.session(first[7].number), caller: ":1.1").number == first[7].number)
+    // A newcomer always gets one.
+    _ = try registry.open(algorithm: "plain", input: plain, owner: ":1.3")
+    #expect(registry.count == 10 && registry.count(ownedBy: ":1.3") == 1)
+  }
+
+  @Test("clients that leave with OpenSession calls still in flight leave no session behind")
+  func departedClientsLeaveNoSession() async throws {
+    try await withProvider(.secretd) { instance in
+      let watcher = try RawClient(address: instance.busAddress)
+      @Sendable func openSessions() throws -> Int {
+        let reply = try watcher.call(
+          ObjectPaths.sessions, Interfaces.introspectable, "Introspect", .tuple([]))
+        return (reply.child(0)?.string ?? "").components(separatedBy: "<node name=\"s").count - 1
+      }
+      let publicKey = try DiffieHellman.makeKeyPair().publicKey
+      let open = DBusValue.tuple([
+        .string(TransferSession.Algorithm.dh.rawValue), .variant(.bytes(publicKey)),
+      ])
+      for _ in 0..<30 {
+        let client = try RawClient(address: instance.busAddress)
+        // One answered call, so the client is served and its sessions counted before it leaves…
+        try client.call(ObjectPaths.root, Interfaces.service, "OpenSession", open)
+        #expect(try openSessions() >= 1)
+        // …then a queue of calls it leaves without waiting for.
+        for _ in 0..<64 {
+          client.connection.sendWithoutReply(
+            destination: client.destination, path: ObjectPaths.root, interface: Interfaces.service,
+            method: "OpenSession", arguments: open)
+        }
+        client.connection.flush()
+      }
+      try await eventually("every departed client's sessions to close", seconds: 30) { try openSessions() == 0 }
+    }
   }
 
   @Test("python secretstorage reads 10,000 items in one connection, opening a session for each")

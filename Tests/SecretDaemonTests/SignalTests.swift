@@ -1,4 +1,4 @@
-// Property changes as a client that caches properties sees them: GLib's own `gdbus monitor`.
+// Signals as a served client hears them, and what a refused client hears: nothing.
 import Foundation
 import SecretTestSupport
 import Testing
@@ -10,47 +10,52 @@ struct SignalTests {
   @Test("PropertiesChanged: a relabelled item announces its new label, a new item invalidates its collection's Items")
   func propertiesChanged() async throws {
     try await withProvider(.secretd) { (instance) async throws in
-      let output = instance.bus.directory.appending(path: "monitor-\(UUID().uuidString)")
-      let file = open(output.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-      let null = open("/dev/null", O_RDWR | O_CLOEXEC)
-      defer { [file, null].forEach { close($0) } }
-      let monitor = try ChildProcess(
-        try resolveExecutable("gdbus"),
-        ["monitor", "--address", instance.busAddress, "--dest", "org.freedesktop.secrets"],
-        environment: environmentWithoutBus, stdin: null, stdout: file, stderr: null)
-      defer {
-        monitor.signal(SIGTERM)
-        monitor.wait()
-      }
-      @Sendable func monitored() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+      let listener = try await SignalListener(in: instance.bus.directory, environment: instance.environment)
+      #expect(listener.wasServed)
       let client = try RawClient(address: instance.busAddress)
       let session = try client.openPlainSession()
-      // Items are created until the monitor reports one: from then on it hears every signal.
-      try await withDeadline(seconds: 20, "gdbus monitor hearing ItemCreated") {
-        var created = 0
-        while !monitored().contains("ItemCreated") {
-          created += 1
-          try client.createPlainItem(session: session, attributes: ["warm-up": "\(created)"], secret: [1])
-          try await Task.sleep(for: .milliseconds(50))
-        }
-      }
       let item = try client.createPlainItem(session: session, attributes: ["relabel": "me"], secret: [2])
       try client.call(
         item, Interfaces.properties, "Set",
         .tuple([.string(Interfaces.item), .string("Label"), .variant(.string("renamed"))]))
-      let itemChange = "\(item): org.freedesktop.DBus.Properties.PropertiesChanged ('org.freedesktop.Secret.Item', {"
-      try await withDeadline(seconds: 10, "PropertiesChanged with the new label") {
-        while !monitored().split(separator: "\n").contains(where: {
-          $0.hasPrefix(itemChange) && $0.contains("'Label': <'renamed'>")
-        }) {
-          try await Task.sleep(for: .milliseconds(20))
-        }
-      }
+      let heard = try await listener.heard(waitingFor: "renamed")
+      let collection = ObjectPaths.collection("session")
+      #expect(heard.contains("\(collection) \(Interfaces.collection).ItemCreated ('\(item)',)"), "\(heard)")
       #expect(
-        monitored().contains(
-          "org.freedesktop.DBus.Properties.PropertiesChanged ('org.freedesktop.Secret.Collection', @a{sv} {}, ['Items'])"
-        ),
-        "\(monitored())")
+        heard.contains {
+          $0.hasPrefix("\(item) \(Interfaces.properties).PropertiesChanged") && $0.contains("'renamed'")
+        },
+        "\(heard)")
+      #expect(
+        heard.contains(
+          "\(collection) \(Interfaces.properties).PropertiesChanged ('\(Interfaces.collection)', {}, ['Items'])"),
+        "\(heard)")
     }
+  }
+
+  @Test(
+    "a refused user's client that subscribes hears no signal, while a served one hears the label and attributes",
+    .needsRoot("running a client as another user needs root"))
+  func refusedUserHearsNothing() async throws {
+    let daemon = try StandaloneSecretd()
+    let environment = [
+      "DBUS_SESSION_BUS_ADDRESS": daemon.bus.address, "PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
+    ]
+    let nobody = StandaloneSecretd.nobody
+    let refused = try await SignalListener(
+      in: daemon.folder, prefix: ["setpriv", "--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups"],
+      environment: environment)
+    let served = try await SignalListener(in: daemon.folder, environment: environment)
+    #expect(!refused.wasServed && served.wasServed)
+    // Stored, then changed: the change announces the item's label and attributes.
+    for secret in ["hunter2", "hunter3"] {
+      let store = ["store", "--label=bank login alice", "service", "bank.example", "account", "alice"]
+      #expect(try daemon.run("secret-tool", store, input: secret).status == 0)
+    }
+    let heardByServed = try await served.heard(waitingFor: "bank.example")
+    #expect(heardByServed.contains { $0.contains("bank login alice") && $0.contains("'account': 'alice'") })
+    // Whatever secretd sent the refused client before the served one heard this, it has by now.
+    let heardByRefused = try await refused.heard()
+    #expect(heardByRefused.isEmpty, "\(heardByRefused)")
   }
 }

@@ -7,6 +7,7 @@ enum SessionError: Error, Equatable {
   case unsupportedAlgorithm(String)
   case invalidInput(String)
   case noSession(String)
+  case tooManySessions(total: Int, owned: Int)
   case crypto(CryptoError)
 }
 
@@ -74,7 +75,10 @@ final class TransferSession: Sendable {
 ///
 /// A client may keep `maxPerClient` sessions; opening one more closes its least recently used
 /// session, so a client that opens a session per item (python secretstorage does) can go on for
-/// ever, and a session in use is never the one closed.
+/// ever, and a session in use is never the one closed. All clients together keep at most
+/// `maxTotal`: past it, a new session closes the least recently used one of the client holding
+/// the most, unless the client asking already holds as many as any other, which is refused. So
+/// no number of connections can take every session, and a newcomer always gets one.
 final class SessionRegistry: Sendable {
   private struct State {
     var sessions: [Int: TransferSession] = [:]
@@ -86,44 +90,26 @@ final class SessionRegistry: Sendable {
 
   private let state = Mutex(State())
   let maxPerClient: Int
+  let maxTotal: Int
 
-  init(maxPerClient: Int) { self.maxPerClient = maxPerClient }
+  init(maxPerClient: Int, maxTotal: Int) {
+    self.maxPerClient = maxPerClient
+    self.maxTotal = maxTotal
+  }
 
   /// Session numbers, for introspection.
   var numbers: [Int] { state.withLock { $0.sessions.keys.sorted() } }
 
   /// Opens a session for `owner`; returns it and the output for the client (the server's
-  /// public key for DH, nothing for plain). The key agreement runs outside the lock.
+  /// public key for DH, nothing for plain). A client refused for holding its share is refused
+  /// before any key is made; the key agreement runs outside the lock.
   func open(algorithm name: String, input: Variant, owner: String) throws(SessionError) -> (TransferSession, DBusValue)
   {
     guard let algorithm = TransferSession.Algorithm(rawValue: name) else { throw .unsupportedAlgorithm(name) }
-    let key: SecureBuffer?
-    let output: DBusValue
-    switch algorithm {
-    case .plain:
-      key = nil
-      output = .string("")
-    case .dh:
-      let agreement = input.withBytes { bytes -> Result<KeyAgreementResult, CryptoError> in
-        Result { () throws(CryptoError) in try KeyAgreement.respond(toClientKey: bytes) }
-      }
-      switch agreement {
-      case .success(let result)?:
-        key = result.aesKey
-        output = .bytes(result.serverPublicKey)
-      case .failure(let error)?:
-        throw .crypto(error)
-      case nil:
-        throw .invalidInput(
-          "the DH input must be a byte array (ay) holding the client's public key, not \(input.typeString)")
-      }
-    }
-    let (session, evicted) = state.withLock { state -> (TransferSession, TransferSession?) in
-      var evicted: TransferSession?
-      let owned = state.byOwner[owner] ?? [:]
-      if owned.count >= maxPerClient, let oldest = owned.min(by: { $0.value < $1.value })?.key {
-        evicted = Self.remove(oldest, from: &state)
-      }
+    try state.withLock { state throws(SessionError) in _ = try room(for: owner, in: &state, evict: false) }
+    let (key, output) = try Self.agree(algorithm, input)
+    let (session, evicted) = try state.withLock { state throws(SessionError) -> (TransferSession, TransferSession?) in
+      let evicted = try room(for: owner, in: &state, evict: true)
       let session = TransferSession(number: state.nextNumber, owner: owner, algorithm: algorithm, key: key)
       state.nextNumber += 1
       state.clock += 1
@@ -133,6 +119,49 @@ final class SessionRegistry: Sendable {
     }
     evicted?.close()
     return (session, output)
+  }
+
+  /// Makes room for one more session of `owner` (with `evict`, by removing the session that
+  /// gives way, returned); throws when `owner` must be refused.
+  private func room(for owner: String, in state: inout State, evict: Bool) throws(SessionError) -> TransferSession? {
+    let owned = state.byOwner[owner] ?? [:]
+    var victim: Int?
+    if owned.count >= maxPerClient {
+      victim = Self.leastRecentlyUsed(owned)
+    } else if state.sessions.count >= maxTotal {
+      let largest = state.byOwner.filter { $0.key != owner }.max { $0.value.count < $1.value.count }
+      guard let largest, largest.value.count > owned.count + 1 else {
+        throw .tooManySessions(total: maxTotal, owned: owned.count)
+      }
+      victim = Self.leastRecentlyUsed(largest.value)
+    }
+    guard evict, let victim else { return nil }
+    return Self.remove(victim, from: &state)
+  }
+
+  private static func leastRecentlyUsed(_ owned: [Int: UInt64]) -> Int? {
+    owned.min { $0.value < $1.value }?.key
+  }
+
+  /// The key and the output of a key agreement for `algorithm`.
+  private static func agree(_ algorithm: TransferSession.Algorithm, _ input: Variant) throws(SessionError) -> (
+    SecureBuffer?, DBusValue
+  ) {
+    switch algorithm {
+    case .plain:
+      return (nil, .string(""))
+    case .dh:
+      let agreement = input.withBytes { bytes -> Result<KeyAgreementResult, CryptoError> in
+        Result { () throws(CryptoError) in try KeyAgreement.respond(toClientKey: bytes) }
+      }
+      switch agreement {
+      case .success(let result)?: return (result.aesKey, .bytes(result.serverPublicKey))
+      case .failure(let error)?: throw .crypto(error)
+      case nil:
+        throw .invalidInput(
+          "the DH input must be a byte array (ay) holding the client's public key, not \(input.typeString)")
+      }
+    }
   }
 
   /// The session at `path` if `caller` owns it; marks it used.
@@ -166,6 +195,9 @@ final class SessionRegistry: Sendable {
 
   /// How many sessions `owner` has open.
   func count(ownedBy owner: String) -> Int { state.withLock { $0.byOwner[owner]?.count ?? 0 } }
+
+  /// How many sessions all clients have open.
+  var count: Int { state.withLock { $0.sessions.count } }
 
   private static func remove(_ number: Int, from state: inout State) -> TransferSession? {
     guard let session = state.sessions.removeValue(forKey: number) else { return nil }

@@ -47,6 +47,7 @@ final class ClientScheduler: @unchecked Sendable {
   private let vet: @Sendable (String) -> Verdict
   private let run: @Sendable (IncomingCall) -> Void
   private let isQuick: @Sendable (IncomingCall) -> Bool
+  private let departed: @Sendable (String) -> Void
 
   /// - Parameters:
   ///   - vet: decides whether a client may be served; blocks for a round trip to the bus.
@@ -54,15 +55,19 @@ final class ClientScheduler: @unchecked Sendable {
   ///   - isQuick: whether a call may be answered on the reading thread when all is idle (it
   ///     must not wait for other calls: reads, not writes that announce their changes), checked
   ///     with nothing more unread on the bus.
+  ///   - departed: called once the last step of a client that left the bus has ended, so that
+  ///     what a call still in flight made for it (a session) is let go after that call.
   init(
     bounds: Bounds = Bounds(), vet: @escaping @Sendable (String) -> Verdict,
     run: @escaping @Sendable (IncomingCall) -> Void,
-    isQuick: @escaping @Sendable (IncomingCall) -> Bool
+    isQuick: @escaping @Sendable (IncomingCall) -> Bool,
+    departed: @escaping @Sendable (String) -> Void
   ) {
     self.bounds = bounds
     self.vet = vet
     self.run = run
     self.isQuick = isQuick
+    self.departed = departed
   }
 
   /// Starts `count` worker threads.
@@ -112,6 +117,12 @@ final class ClientScheduler: @unchecked Sendable {
       run(call)
       finished(call.sender)
     }
+  }
+
+  /// The clients whose user was checked and served, still on the bus: the only ones told of
+  /// changes, so that a refused client never learns an item's label or attributes.
+  var servedClients: [String] {
+    lock.run { clients.compactMap { $0.value.verdict == .allowed && !$0.value.departed ? $0.key : nil } }
   }
 
   /// Forgets a client that left the bus, with whatever it still had waiting.
@@ -164,9 +175,9 @@ final class ClientScheduler: @unchecked Sendable {
   }
 
   private func settle(_ sender: String, _ verdict: Verdict) {
-    let refused = lock.run { () -> [IncomingCall] in
+    let (refused, left) = lock.run { () -> ([IncomingCall], Bool) in
       busy -= 1
-      guard var client = clients[sender] else { return [] }
+      guard var client = clients[sender] else { return ([], false) }
       client.verdict = verdict
       var refused: [IncomingCall] = []
       if verdict != .allowed {
@@ -174,35 +185,37 @@ final class ClientScheduler: @unchecked Sendable {
         client.queued = []
         client.queuedBytes = 0
       }
-      putBack(sender, client)
-      return refused
+      return (refused, putBack(sender, client))
     }
     if case .refused(let reason) = verdict {
       for call in refused { call.fail(.accessDenied(reason)) }
     }
+    if left { departed(sender) }
   }
 
   private func finished(_ sender: String) {
-    lock.run {
+    let left = lock.run { () -> Bool in
       busy -= 1
-      guard let client = clients[sender] else { return }
-      putBack(sender, client)
+      guard let client = clients[sender] else { return false }
+      return putBack(sender, client)
     }
+    if left { departed(sender) }
   }
 
-  /// Puts a client back after a step: ready again if calls wait, forgotten if it left.
-  /// Runs inside `lock.run`.
-  private func putBack(_ sender: String, _ client: Client) {
+  /// Puts a client back after a step: ready again if calls wait, forgotten if it left (then
+  /// returns true). Runs inside `lock.run`.
+  private func putBack(_ sender: String, _ client: Client) -> Bool {
     var client = client
     client.running = false
     if client.departed {
       clients[sender] = nil
-      return
+      return true
     }
     clients[sender] = client
     if !client.queued.isEmpty {
       ready.append(sender)
       lock.signal()
     }
+    return false
   }
 }

@@ -37,7 +37,7 @@ extension Daemon {
     }
     call.answer(outcome, maximumBytes: configuration.limits.maxReplySize)
     // Only writers announce: a reader never waits for another call's signals.
-    if access == .write { signals.flush() }
+    if access == .write { announceChanges() }
     if context.receivedPlainSecret { scrubReadBuffer(coveringAtLeast: call.bodySize) }
   }
 

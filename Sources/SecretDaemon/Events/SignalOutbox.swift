@@ -1,5 +1,7 @@
 // Store changes become D-Bus signals here, in the order they were made, outside the store's
 // lock: a change that deletes thousands of items announces them without holding up readers.
+// Each signal is sent to every served client by name, never broadcast: on a bus that other users
+// share, a refused client that adds a match rule hears nothing (not a label, not an attribute).
 import Synchronization
 import SystemCalls
 
@@ -19,54 +21,53 @@ final class SignalOutbox: Sendable {
   /// Records a change; called under the store's write lock, so the order is the store's.
   func append(_ event: StoreEvent) { pending.withLock { $0.append(event) } }
 
-  /// Sends every pending signal. Waits while another thread is sending, so when it returns the
-  /// caller's own changes have been announced.
-  func flush() {
+  /// Sends every pending signal to `recipients`. Waits while another thread is sending, so
+  /// when it returns the caller's own changes have been announced.
+  func flush(to recipients: @autoclosure () -> [String]) {
     announcing.run {
+      var served: [String]?
       while true {
         let batch = pending.withLock { pending -> [StoreEvent] in
           defer { pending.removeAll() }
           return pending
         }
         if batch.isEmpty { return }
-        announce(batch)
+        if served == nil { served = recipients() }
+        announce(batch, to: served ?? [])
       }
     }
   }
 
   /// The signals of `batch`; a collection's `Items` property is invalidated once per batch.
-  private func announce(_ batch: [StoreEvent]) {
+  private func announce(_ batch: [StoreEvent], to recipients: [String]) {
+    let send = Sender(outbox: self, recipients: recipients)
     var itemsChanged: [String] = []
-    func itemsChange(_ collection: String) {
-      if !itemsChanged.contains(collection) { itemsChanged.append(collection) }
-    }
     for event in batch {
       switch event {
       case .collectionCreated(let name, let collections):
-        emit(ObjectPaths.root, Interfaces.service, "CollectionCreated", .objectPath(ObjectPaths.collection(name)))
-        emitCollections(collections)
+        send.signal(
+          ObjectPaths.root, Interfaces.service, "CollectionCreated", .objectPath(ObjectPaths.collection(name)))
+        send.collections(collections)
       case .collectionDeleted(let name, let collections):
-        emit(ObjectPaths.root, Interfaces.service, "CollectionDeleted", .objectPath(ObjectPaths.collection(name)))
-        emitCollections(collections)
+        send.signal(
+          ObjectPaths.root, Interfaces.service, "CollectionDeleted", .objectPath(ObjectPaths.collection(name)))
+        send.collections(collections)
       case .collectionChanged(let name, let label, let locked):
-        emit(ObjectPaths.root, Interfaces.service, "CollectionChanged", .objectPath(ObjectPaths.collection(name)))
-        emitPropertiesChanged(
+        send.signal(
+          ObjectPaths.root, Interfaces.service, "CollectionChanged", .objectPath(ObjectPaths.collection(name)))
+        send.propertiesChanged(
           ObjectPaths.collection(name), Interfaces.collection, ["Label": .string(label), "Locked": .boolean(locked)])
-      case .itemCreated(let reference):
-        emit(
-          ObjectPaths.collection(reference.collection), Interfaces.collection, "ItemCreated",
+      case .itemCreated(let reference), .itemDeleted(let reference):
+        let signal = if case .itemCreated = event { "ItemCreated" } else { "ItemDeleted" }
+        send.signal(
+          ObjectPaths.collection(reference.collection), Interfaces.collection, signal,
           .objectPath(ObjectPaths.item(reference)))
-        itemsChange(reference.collection)
-      case .itemDeleted(let reference):
-        emit(
-          ObjectPaths.collection(reference.collection), Interfaces.collection, "ItemDeleted",
-          .objectPath(ObjectPaths.item(reference)))
-        itemsChange(reference.collection)
+        if !itemsChanged.contains(reference.collection) { itemsChanged.append(reference.collection) }
       case .itemChanged(let reference, let item):
-        emit(
+        send.signal(
           ObjectPaths.collection(reference.collection), Interfaces.collection, "ItemChanged",
           .objectPath(ObjectPaths.item(reference)))
-        emitPropertiesChanged(
+        send.propertiesChanged(
           ObjectPaths.item(reference), Interfaces.item,
           [
             "Label": .string(item.label), "Attributes": .stringDictionary(item.attributes),
@@ -75,30 +76,40 @@ final class SignalOutbox: Sendable {
       }
     }
     for collection in itemsChanged {
-      emitPropertiesChanged(ObjectPaths.collection(collection), Interfaces.collection, [:], invalidated: ["Items"])
+      send.propertiesChanged(ObjectPaths.collection(collection), Interfaces.collection, [:], invalidated: ["Items"])
     }
   }
 
-  private func emit(_ path: String, _ interface: String, _ signal: String, _ argument: DBusValue) {
-    connection.emitSignal(
-      path: path, interface: interface, name: signal, arguments: .tuple([argument]), maximumBytes: maximumBytes)
-  }
+  /// Sends signals of one batch to its recipients.
+  private struct Sender {
+    let outbox: SignalOutbox
+    let recipients: [String]
 
-  private func emitCollections(_ names: [String]) {
-    emitPropertiesChanged(
-      ObjectPaths.root, Interfaces.service, ["Collections": .objectPaths(names.map(ObjectPaths.collection))])
-  }
+    func signal(_ path: String, _ interface: String, _ name: String, _ argument: DBusValue) {
+      send(path, interface, name, .tuple([argument]))
+    }
 
-  private func emitPropertiesChanged(
-    _ path: String, _ interface: String, _ changed: [String: DBusValue], invalidated: [String] = []
-  ) {
-    let entries = changed.sorted { $0.key < $1.key }.map { DBusValue.dictEntry(.string($0.key), .variant($0.value)) }
-    connection.emitSignal(
-      path: path, interface: Interfaces.properties, name: "PropertiesChanged",
-      arguments: .tuple([
-        .string(interface), .array(elementType: "{sv}", entries),
-        .array(elementType: "s", invalidated.map { .string($0) }),
-      ]),
-      maximumBytes: maximumBytes)
+    func collections(_ names: [String]) {
+      propertiesChanged(
+        ObjectPaths.root, Interfaces.service, ["Collections": .objectPaths(names.map(ObjectPaths.collection))])
+    }
+
+    func propertiesChanged(
+      _ path: String, _ interface: String, _ changed: [String: DBusValue], invalidated: [String] = []
+    ) {
+      let entries = changed.sorted { $0.key < $1.key }.map { DBusValue.dictEntry(.string($0.key), .variant($0.value)) }
+      send(
+        path, Interfaces.properties, "PropertiesChanged",
+        .tuple([
+          .string(interface), .array(elementType: "{sv}", entries),
+          .array(elementType: "s", invalidated.map { .string($0) }),
+        ]))
+    }
+
+    private func send(_ path: String, _ interface: String, _ name: String, _ arguments: DBusValue) {
+      outbox.connection.emitSignal(
+        path: path, interface: interface, name: name, arguments: arguments, to: recipients,
+        maximumBytes: outbox.maximumBytes)
+    }
   }
 }

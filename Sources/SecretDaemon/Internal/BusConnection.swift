@@ -162,9 +162,11 @@ package final class BusConnection: @unchecked Sendable {
 
   // MARK: Signals
 
-  /// Emits a signal to everyone listening, unless its body exceeds `maximumBytes`, which no
-  /// signal built within the daemon's limits does. Wraps g_dbus_connection_emit_signal.
-  func emitSignal(path: String, interface: String, name: String, arguments: DBusValue, maximumBytes: Int) {
+  /// Emits a signal to each of `destinations` by name, unless its body exceeds `maximumBytes`,
+  /// which no signal built within the daemon's limits does. Wraps g_dbus_connection_emit_signal.
+  func emitSignal(
+    path: String, interface: String, name: String, arguments: DBusValue, to destinations: [String], maximumBytes: Int
+  ) {
     let body = g_variant_ref_sink(arguments.makeFloating())
     defer { g_variant_unref(body) }
     let size = Int(g_variant_get_size(body))
@@ -172,7 +174,9 @@ package final class BusConnection: @unchecked Sendable {
       Log.error("signal \(interface).\(name) on \(path) would be \(size) bytes, over \(maximumBytes); not sent")
       return
     }
-    _ = g_dbus_connection_emit_signal(raw, nil, path, interface, name, body, nil)
+    for destination in destinations {
+      _ = g_dbus_connection_emit_signal(raw, destination, path, interface, name, body, nil)
+    }
   }
 
   /// Calls `handler` on the main context with the arguments of each matching signal from the

@@ -14,6 +14,9 @@ package struct Limits: Sendable, Equatable {
   package var maxItems = 100_000
   /// Most open transfer sessions per client; past it, its least recently used one is closed.
   package var maxSessionsPerClient = 1024
+  /// Most open transfer sessions of all clients together, so that their keys (32 locked bytes
+  /// each: 128 KiB for 4,096) stay within the locked memory set aside beside the budget.
+  package var maxSessions = 4096
   /// Most collections.
   package var maxCollections = 64
   /// Most aliases.
@@ -47,6 +50,7 @@ package enum Limit: String, CaseIterable, Sendable {
   case attributeLength = "--max-attribute-length"
   case items = "--max-items"
   case sessions = "--max-sessions"
+  case allSessions = "--max-sessions-total"
   case collections = "--max-collections"
   case aliases = "--max-aliases"
   case pathsPerCall = "--max-paths"
@@ -63,6 +67,7 @@ package enum Limit: String, CaseIterable, Sendable {
     case .attributeLength: \.maxAttributeLength
     case .items: \.maxItems
     case .sessions: \.maxSessionsPerClient
+    case .allSessions: \.maxSessions
     case .collections: \.maxCollections
     case .aliases: \.maxAliases
     case .pathsPerCall: \.maxPathsPerCall
@@ -82,6 +87,7 @@ package enum Limit: String, CaseIterable, Sendable {
     case .attributeLength: "longest attribute, label or content type, in bytes"
     case .items: "most items"
     case .sessions: "most open sessions per client; past it, its least recently used one closes"
+    case .allSessions: "most open sessions of all clients; past it, a client over its share is refused"
     case .collections: "most collections"
     case .aliases: "most aliases"
     case .pathsPerCall: "most object paths in one call"
@@ -98,6 +104,7 @@ package enum Limit: String, CaseIterable, Sendable {
     case .attributeLength: "attribute, label or content type length in bytes"
     case .items: "number of items"
     case .sessions: "open sessions per client"
+    case .allSessions: "open sessions of all clients"
     case .collections: "number of collections"
     case .aliases: "number of aliases"
     case .pathsPerCall: "object paths per call"
