@@ -21,6 +21,8 @@ let package = Package(
     // C libraries, as Debian ships them (scripts/bootstrap installs them).
     .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
     .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
+    // The few system calls Swift cannot make itself (variadic syscall, SCM_RIGHTS), as inline C.
+    .systemLibrary(name: "CSystemCalls"),
 
     // Libraries.
     .target(
@@ -30,7 +32,7 @@ let package = Package(
     .target(name: "SharedState", dependencies: ["SystemCalls"], swiftSettings: swiftSettings),
     // The operating system's calls, typed (errno, descriptors, files, signals, time, processes, memory, locks,
     // terminals), for every module.
-    .target(name: "SystemCalls", swiftSettings: swiftSettings),
+    .target(name: "SystemCalls", dependencies: ["CSystemCalls"], swiftSettings: swiftSettings),
     .target(name: "Secrets", dependencies: ["SharedState", "SecretClient"], swiftSettings: swiftSettings),
     // The same keys over OpenBao's KV v2 (HTTP, FoundationNetworking), for fleets; its own module so
     // that nothing else loads libcurl.

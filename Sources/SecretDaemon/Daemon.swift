@@ -49,20 +49,21 @@ package final class Daemon: @unchecked Sendable {
   /// Where the message that scrubs the bus reader's buffer goes: to ourselves, ignored.
   static let scrubPath = "/org/freedesktop/secretd/scrub"
 
-  /// Prepares the daemon; nothing is taken off the bus until ``start()``.
-  init(connection: BusConnection, configuration: Configuration, clock: any ExpiryClock) throws(GLibError) {
+  /// Prepares the daemon to serve the store `keeper` opened; nothing is taken off the bus until
+  /// ``start()``.
+  package convenience init(connection: BusConnection, configuration: Configuration, keeper: StoreKeeper) {
+    self.init(connection: connection, configuration: configuration, store: keeper.store)
+  }
+
+  init(connection: BusConnection, configuration: Configuration, store: Store) {
     Gcrypt.initialize(securePoolBytes: 256 * 1024)
     SecureMemory.allowUnlocked.store(configuration.allowUnlockedMemory, ordering: .relaxed)
     self.connection = connection
     self.configuration = configuration
-    self.store = Store(limits: configuration.limits, clock: clock, defaultTTL: configuration.defaultTTL)
+    self.store = store
     self.sessions = SessionRegistry(
       maxPerClient: configuration.limits.maxSessionsPerClient, maxTotal: configuration.limits.maxSessions)
     self.signals = SignalOutbox(connection: connection, maximumBytes: configuration.limits.maxReplySize)
-  }
-
-  package convenience init(connection: BusConnection, configuration: Configuration) throws(GLibError) {
-    try self.init(connection: connection, configuration: configuration, clock: SystemExpiryClock())
   }
 
   /// Arms expiry, follows clients leaving, and starts taking calls off the bus.

@@ -65,6 +65,12 @@ extension DBusError {
       self = .invalidArgs("attribute \(attribute) must be unix seconds, not '\(value)'")
     case .invalidName(let name):
       self = .invalidArgs("'\(name)' is not a valid alias name (letters, digits, underscore)")
+    case .noRoom(let needed, let largest):
+      self = .limitsExceeded(
+        "secretd's store has no free block of \(needed) bytes (the largest is \(largest)); delete items, "
+          + "or start secretd with a larger \(Limit.memory.flag)")
+    case .secretNotDecoded(let error):
+      self = DBusError(error)
     }
   }
 

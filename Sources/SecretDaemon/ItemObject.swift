@@ -84,7 +84,8 @@ struct ItemObject: BusObject {
     do throws(StoreError) { item = try daemon.store.unlockedItem(reference) } catch { throw DBusError(error) }
     do throws(CryptoError) {
       return .tuple([
-        SecretValue.make(try session.encode(item.secret, contentType: item.contentType, path: sessionPath))
+        SecretValue.make(
+          try session.encode(daemon.store.secret(of: item), contentType: item.contentType, path: sessionPath))
       ])
     } catch {
       throw DBusError(error)

@@ -144,7 +144,7 @@ struct ServiceObject: BusObject {
         let item = try? daemon.store.unlockedItem(reference)
       else { continue }
       // Each entry: the path twice, the IV, the (padded) secret, its content type, framing.
-      size += 2 * path.utf8.count + item.secret.count + item.contentType.utf8.count + 64
+      size += 2 * path.utf8.count + item.secretCount + item.contentType.utf8.count + 64
       guard size <= limit else {
         throw .limitsExceeded(
           "the secrets of these \(paths.count) items pass secretd's answer limit of \(limit) bytes "
@@ -155,7 +155,7 @@ struct ServiceObject: BusObject {
     var entries: [DBusValue] = []
     for (path, item) in found {
       do throws(CryptoError) {
-        let wire = try session.encode(item.secret, contentType: item.contentType, path: sessionPath)
+        let wire = try session.encode(daemon.store.secret(of: item), contentType: item.contentType, path: sessionPath)
         entries.append(.dictEntry(.objectPath(path), SecretValue.make(wire)))
       } catch {
         throw DBusError(error)
@@ -196,10 +196,11 @@ enum SecretValue {
     .tuple([.objectPath(wire.sessionPath), .bytes(wire.parameters), wire.value, .string(wire.contentType)])
   }
 
-  /// Decodes a client's (oayays) through the session it names, which the caller must own.
+  /// The secret a client's (oayays) carries, to be decoded through the session it names (which
+  /// the caller must own) straight into the store's record.
   static func read(
     _ secret: Variant?, daemon: Daemon, context: CallContext
-  ) throws(DBusError) -> (secret: SecureBuffer, contentType: String) {
+  ) throws(DBusError) -> (secret: SecretSource, contentType: String) {
     guard let secret, secret.isOfType("(oayays)"), let sessionPath = secret.child(0)?.string,
       let parameters = secret.child(1), let value = secret.child(2), let contentType = secret.child(3)?.string
     else { throw .invalidArgs("a secret is (oayays): session, parameters, value, content type") }
@@ -208,24 +209,26 @@ enum SecretValue {
       throw DBusError(error)
     }
     if session.algorithm == .plain { context.receivedPlainSecret = true }
-    // Refused before decoding, so an oversized secret never takes locked memory; the store checks
-    // the exact size of the plaintext. A cipher pads it by at most one block.
+    // Refused before decoding, so an oversized secret never takes memory; the store checks the
+    // exact size of the plaintext. A cipher pads it by at most one block.
     let limit = daemon.store.limits.maxSecretSize
     let smallestPlaintext = value.childCount - AES128CBC.blockSize
     if smallestPlaintext > limit {
       throw DBusError(StoreError.limitExceeded(.secretSize, actual: smallestPlaintext, maximum: limit))
     }
-    let decoded = parameters.withBytes { parameterBytes in
-      value.withBytes { valueBytes in
-        Result { () throws(CryptoError) -> SecureBuffer in
-          try session.decode(parameters: parameterBytes, value: valueBytes)
+    let source = SecretSource.sent(maximumCount: value.childCount) { (destination) throws(CryptoError) -> Int in
+      let decoded = parameters.withBytes { parameterBytes in
+        value.withBytes { valueBytes in
+          Result { () throws(CryptoError) -> Int in
+            try session.decode(parameters: parameterBytes, value: valueBytes, into: destination)
+          }
         }
       }
+      guard case .some(.some(let result)) = decoded else {
+        throw .library("secret parameters and value are ay")
+      }
+      return try result.get()
     }
-    switch decoded {
-    case .success(let buffer)??: return (buffer, contentType)
-    case .failure(let error)??: throw DBusError(error)
-    default: throw .invalidArgs("secret parameters and value are ay")
-    }
+    return (source, contentType)
   }
 }

@@ -143,13 +143,49 @@ package enum HMACSHA256 {
   }
 }
 
-/// AES-128-CBC without padding, in place, with a context in secure memory.
+/// AES-128-CBC without padding, with a context in secure memory.
 /// Wraps gcry_cipher_open, gcry_cipher_setkey, gcry_cipher_setiv, gcry_cipher_encrypt/decrypt.
 package enum AES128CBC {
   package static let blockSize = 16
 
+  /// Encrypts or decrypts `data` in place.
   package static func run(
     encrypt: Bool, key: UnsafeRawBufferPointer, iv: UnsafeRawBufferPointer, data: UnsafeMutableRawBufferPointer
+  ) throws(GcryptError) {
+    try withCipher(key: key, iv: iv) { (handle) throws(GcryptError) in
+      guard data.count > 0 else { return }
+      let code =
+        encrypt
+        ? gcry_cipher_encrypt(handle, data.baseAddress, data.count, nil, 0)
+        : gcry_cipher_decrypt(handle, data.baseAddress, data.count, nil, 0)
+      guard code == 0 else {
+        throw GcryptError(code: code, operation: encrypt ? "gcry_cipher_encrypt" : "gcry_cipher_decrypt")
+      }
+    }
+  }
+
+  /// Encrypts the whole blocks of `input` into the start of `output`, then `last` (one block, in
+  /// place) chained after them into the rest of `output`: the plain text never leaves `input`
+  /// and `last`.
+  package static func encrypt(
+    key: UnsafeRawBufferPointer, iv: UnsafeRawBufferPointer, input: UnsafeRawBufferPointer,
+    last: UnsafeMutableRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+  ) throws(GcryptError) {
+    try withCipher(key: key, iv: iv) { (handle) throws(GcryptError) in
+      var code: UInt32 = 0
+      if input.count > 0 {
+        code = gcry_cipher_encrypt(handle, output.baseAddress, input.count, input.baseAddress, input.count)
+      }
+      if code == 0 { code = gcry_cipher_encrypt(handle, last.baseAddress, last.count, nil, 0) }
+      guard code == 0 else { throw GcryptError(code: code, operation: "gcry_cipher_encrypt") }
+      if let to = output.baseAddress, let from = last.baseAddress {
+        (to + input.count).copyMemory(from: from, byteCount: last.count)
+      }
+    }
+  }
+
+  private static func withCipher(
+    key: UnsafeRawBufferPointer, iv: UnsafeRawBufferPointer, _ body: (gcry_cipher_hd_t) throws(GcryptError) -> Void
   ) throws(GcryptError) {
     Gcrypt.initialize()
     var handle: gcry_cipher_hd_t?
@@ -162,13 +198,6 @@ package enum AES128CBC {
     guard code == 0 else { throw GcryptError(code: code, operation: "gcry_cipher_setkey") }
     code = gcry_cipher_setiv(handle, iv.baseAddress, iv.count)
     guard code == 0 else { throw GcryptError(code: code, operation: "gcry_cipher_setiv") }
-    guard data.count > 0 else { return }
-    code =
-      encrypt
-      ? gcry_cipher_encrypt(handle, data.baseAddress, data.count, nil, 0)
-      : gcry_cipher_decrypt(handle, data.baseAddress, data.count, nil, 0)
-    guard code == 0 else {
-      throw GcryptError(code: code, operation: encrypt ? "gcry_cipher_encrypt" : "gcry_cipher_decrypt")
-    }
+    try body(handle)
   }
 }

@@ -144,11 +144,6 @@ struct Options {
   }
 
   /// `8 MiB`, `3.5 MiB`, `4096 bytes`.
-  static func size(_ bytes: Int) -> String {
-    if bytes >= 1 << 20 {
-      let mebibytes = Double(bytes) / Double(1 << 20)
-      return mebibytes == mebibytes.rounded() ? "\(Int(mebibytes)) MiB" : "\((mebibytes * 10).rounded() / 10) MiB"
-    }
-    return bytes >= 1 << 10 && bytes % (1 << 10) == 0 ? "\(bytes >> 10) KiB" : "\(bytes) bytes"
-  }
+  static func size(_ bytes: Int) -> String { Size.text(bytes) }
+
 }

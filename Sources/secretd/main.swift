@@ -5,6 +5,8 @@ import SystemCalls
 /// Why the main loop ended.
 enum Ending {
   case signal(String)
+  /// The bus went away without an error: its session ended.
+  case busClosed(String)
   case failure(String)
 }
 
@@ -26,6 +28,18 @@ func runDaemon(_ options: Options) -> ExitStatus {
       loop.quit()
     }
   }
+  // The store first: the arena the service manager kept, or a new one, handed to it before any
+  // client can write.
+  let keeper: StoreKeeper
+  do {
+    keeper = try StoreKeeper(
+      configuration: options.configuration, inherited: ServiceManager.takeInheritedDescriptors())
+  } catch {
+    Log.error(error.description)
+    return .failure
+  }
+  keeper.report.forEach(Log.info)
+  let kept = keeper.handToServiceManager()
   let connection: BusConnection
   do {
     connection = try BusConnection(address: options.address)
@@ -33,18 +47,12 @@ func runDaemon(_ options: Options) -> ExitStatus {
     Log.error("cannot connect to \(options.address ?? "the session bus"): \(error)")
     return .failure
   }
-  let daemon: Daemon
-  do {
-    daemon = try Daemon(connection: connection, configuration: options.configuration)
-  } catch {
-    Log.error("cannot prepare the Secret Service objects: \(error)")
-    return .failure
-  }
+  let daemon = Daemon(connection: connection, configuration: options.configuration, keeper: keeper)
   // Before the name is taken, so that whoever sees the name can read this line.
   Log.info(memoryLine(options))
   daemon.start()
-  connection.onClosed { reason in
-    ending = .failure("lost the bus connection (\(reason))")
+  connection.onClosed { busWentAway, reason in
+    ending = busWentAway ? .busClosed(reason) : .failure("lost the bus connection (\(reason))")
     loop.quit()
   }
   switch Result(catching: {
@@ -54,9 +62,11 @@ func runDaemon(_ options: Options) -> ExitStatus {
     break
   case .success(.taken(let pid, let command)):
     let owner = pid.map { "\(command ?? "unknown process") (pid \($0))" } ?? "another process"
-    Log.error(
-      "\(options.busName) is already owned by \(owner); stop it, or run secretd --replace to take over "
-        + "from a provider that allows it")
+    let advice =
+      options.replace
+      ? "it does not allow replacement (only a secretd started with --allow-replacement does): stop it first"
+      : "stop it first, or run secretd --replace if it is a secretd started with --allow-replacement"
+    Log.error("\(options.busName) is already owned by \(owner); \(advice)")
     return .failure
   case .failure(let error):
     Log.error("cannot own \(options.busName): \(error)")
@@ -70,14 +80,19 @@ func runDaemon(_ options: Options) -> ExitStatus {
     "serving \(options.busName) as \(connection.uniqueName) on \(options.address ?? "the session bus") "
       + "(pid \(ProcessID.current), uid \(UserID.current), memory only)")
   loop.run()
-  let items = daemon.itemCount == 1 ? "1 item" : "\(daemon.itemCount) items"
+  let count = daemon.itemCount == 1 ? "1 item" : "\(daemon.itemCount) items"
+  let items = kept ? "\(count) kept by the service manager for the next secretd" : "\(count) dropped from memory"
   switch ending {
   case .signal(let name):
-    Log.info("\(name) received; stopped, \(items) dropped from memory")
+    Log.info("\(name) received; stopped, \(items)")
     connection.flush()
     return .success
+  case .busClosed(let reason):
+    // Status 1 all the same, so that systemd restarts secretd (with its store, when kept).
+    Log.info("the bus closed (\(reason)); stopped, \(items)")
+    return .failure
   case .failure(let reason):
-    Log.error("\(reason); stopping: \(items) lost")
+    Log.error("\(reason); stopping, \(items)")
     return .failure
   }
 }

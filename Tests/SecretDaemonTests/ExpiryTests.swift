@@ -11,17 +11,17 @@ struct ExpiryTests {
   @Test("expires-at and xdg:expires remove items with events; reads never see them (injected clock)")
   func injectedClock() throws {
     let clock = ManualExpiryClock(1_000)
-    let store = Store(clock: clock)
+    let store = try makeStore(clock: clock)
     var events: [StoreEvent] = []
     store.onEvent = { events.append($0) }
     let a = try store.createItem(
       in: "session", label: "a", attributes: ["expires-at": "1010", "k": "a"], contentType: "text/plain",
-      secret: secureBuffer("a"), replace: false)
+      secret: sent("a"), replace: false)
     let b = try store.createItem(
       in: "session", label: "b", attributes: ["xdg:expires": "1020", "k": "b"], contentType: "text/plain",
-      secret: secureBuffer("b"), replace: false)
+      secret: sent("b"), replace: false)
     let c = try store.createItem(
-      in: "session", label: "c", attributes: ["k": "c"], contentType: "text/plain", secret: secureBuffer("c"),
+      in: "session", label: "c", attributes: ["k": "c"], contentType: "text/plain", secret: sent("c"),
       replace: false)
     #expect(store.purgeExpired() == 1010)
     clock.advance(by: 10)
@@ -37,7 +37,7 @@ struct ExpiryTests {
     #expect(try store.item(ItemReference(collection: "session", item: c.item)).label == "c")
     #expect(throws: StoreError.invalidExpiry(attribute: "expires-at", value: "soon")) {
       try store.createItem(
-        in: "session", label: "d", attributes: ["expires-at": "soon"], contentType: "", secret: secureBuffer("d"),
+        in: "session", label: "d", attributes: ["expires-at": "soon"], contentType: "", secret: sent("d"),
         replace: false)
     }
   }
@@ -45,9 +45,9 @@ struct ExpiryTests {
   @Test("default TTL applies to items without an expiry attribute")
   func defaultTTL() throws {
     let clock = ManualExpiryClock(500)
-    let store = Store(clock: clock, defaultTTL: 60)
+    let store = try makeStore(clock: clock, defaultTTL: 60)
     _ = try store.createItem(
-      in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secureBuffer("t"), replace: false)
+      in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: sent("t"), replace: false)
     clock.advance(by: 59)
     #expect(store.search(["k": "v"]).unlocked.count == 1)
     clock.advance(by: 1)
@@ -59,11 +59,11 @@ struct ExpiryTests {
   @Test("rewriting an item under a default TTL keeps the expiry queue bounded by the items, and the latest time wins")
   func rewritesDoNotGrowTheQueue() throws {
     let clock = ManualExpiryClock(1_000)
-    let store = Store(clock: clock, defaultTTL: 86_400)
+    let store = try makeStore(clock: clock, defaultTTL: 86_400)
     for _ in 0..<10_000 {
       clock.advance(by: 1)
       _ = try store.createItem(
-        in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: secureBuffer("t"), replace: true)
+        in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: sent("t"), replace: true)
     }
     #expect(store.itemCount == 1)
     #expect(store.pendingExpiries <= 2 * store.itemCount + 65)

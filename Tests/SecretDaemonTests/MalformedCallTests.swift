@@ -150,9 +150,10 @@ struct MalformedCallTests {
       let serverKey = try #require(reply.child(0)?.unboxed?.publicBytes)
       let session = try #require(reply.child(1)?.string)
       let key = try serverKey.withUnsafeBytes { try KeyAgreement.deriveKey(pair, peerKey: $0) }
-      let plain = try #require(Array("short key".utf8).withUnsafeBytes { SecureBuffer(copying: $0) })
-      let sealed = try TransferSession(number: 0, owner: "", algorithm: .dh, key: key).encode(
-        plain, contentType: "text/plain", path: session)
+      let sealed = try Array("short key".utf8).withUnsafeBytes {
+        try TransferSession(number: 0, owner: "", algorithm: .dh, key: key).encode(
+          $0, contentType: "text/plain", path: session)
+      }
       let created = try client.call(
         "/org/freedesktop/secrets/aliases/default", Interfaces.collection, "CreateItem",
         .tuple([

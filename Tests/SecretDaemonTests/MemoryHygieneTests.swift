@@ -8,41 +8,76 @@ import Testing
 @Suite("memory hygiene")
 struct MemoryHygieneTests {
   @Test(
+    "a stored secret cannot be read from secretd's memory through /proc/PID/mem as root, where a helper's ordinary copy is found",
+    .needsRoot("reading another process's memory needs root"))
+  func secretMemoryIsUnreadable() async throws {
+    let daemon = try StandaloneSecretd()
+    #expect(daemon.logText.contains("of memfd_secret"), "\(daemon.logText)")
+    let secret = "unreadable-" + randomToken(40)
+    #expect(try daemon.run("secret-tool", ["store", "--label=s", "service", "unreadable"], input: secret).status == 0)
+    #expect(try daemon.run("secret-tool", ["lookup", "service", "unreadable"]).stdoutText == secret)
+    // Positive control: the same scan finds the bytes in a helper's ordinary memory.
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    defer { close(null) }
+    let helper = try ChildProcess(
+      try resolveExecutable("sleep"), ["60"], environment: ["HELD": secret], stdin: null, stdout: null, stderr: null)
+    defer {
+      helper.signal(SIGKILL)
+      helper.wait()
+    }
+    #expect(try processMemoryContains(pid: helper.pid, Array(secret.utf8)))
+    #expect(try !processMemoryContains(pid: daemon.process.pid, Array(secret.utf8)))
+    let arena = try processMappings(pid: daemon.process.pid).filter { $0.name.hasPrefix("/secretmem") }
+    #expect(arena.count == 1 && arena.allSatisfy(\.isLocked), "\(arena)")
+  }
+
+  @Test(
+    "where memfd_secret is refused the store is a locked memfd, said at start, and every mapping holding a stored secret is locked",
+    .needsRoot("reading another process's memory needs root"))
+  func fallbackIsLocked() async throws {
+    let daemon = try StandaloneSecretd(secretMemory: false)
+    #expect(daemon.logText.contains("a locked, sealed memfd (memfd_secret refused here)"), "\(daemon.logText)")
+    let secret = "locked-" + randomToken(40)
+    #expect(try daemon.run("secret-tool", ["store", "--label=s", "service", "locked"], input: secret).status == 0)
+    let holding = try processMappings(pid: daemon.process.pid, containing: Array(secret.utf8))
+    // Positive control: a memfd is readable, so the stored secret is found, in the arena alone.
+    #expect(!holding.isEmpty)
+    #expect(holding.allSatisfy { $0.isLocked && $0.name.contains("memfd:secretd-arena") }, "\(holding)")
+  }
+
+  @Test(
     "a deleted secret is wiped from the daemon's memory",
     .needsRoot("reading another process's memory needs root"))
   func wipedAfterDelete() async throws {
-    try await withProvider(.secretd) { (instance) async throws in
-      let secret = "wipe-me-" + randomToken(40)
-      #expect(
-        try instance.secretTool(["store", "--label=wipe", "service", "wipe", "account", "a"], input: secret).status == 0
-      )
-      #expect(try instance.secretTool(["lookup", "service", "wipe", "account", "a"]).stdoutText == secret)
-      // Positive control: the scan finds the live secret (so a negative result below means something).
-      #expect(try processMemoryContains(pid: instance.pid, Array(secret.utf8)))
-      #expect(try instance.secretTool(["clear", "service", "wipe", "account", "a"]).status == 0)
-      #expect(try instance.secretTool(["lookup", "service", "wipe", "account", "a"]).status != 0)
-      #expect(try !processMemoryContains(pid: instance.pid, Array(secret.utf8)))
-    }
+    let daemon = try StandaloneSecretd(secretMemory: false)
+    let secret = "wipe-me-" + randomToken(40)
+    let store = ["store", "--label=wipe", "service", "wipe", "account", "a"]
+    #expect(try daemon.run("secret-tool", store, input: secret).status == 0)
+    #expect(try daemon.run("secret-tool", ["lookup", "service", "wipe", "account", "a"]).stdoutText == secret)
+    // Positive control: the scan finds the live secret (so a negative result below means something).
+    #expect(try processMemoryContains(pid: daemon.process.pid, Array(secret.utf8)))
+    #expect(try daemon.run("secret-tool", ["clear", "service", "wipe", "account", "a"]).status == 0)
+    #expect(try daemon.run("secret-tool", ["lookup", "service", "wipe", "account", "a"]).status != 0)
+    #expect(try !processMemoryContains(pid: daemon.process.pid, Array(secret.utf8)))
   }
 
   @Test(
     "a secret stored, read and deleted over a plain session is found nowhere in the daemon's memory",
     .needsRoot("reading another process's memory needs root"))
   func plainSessionLeavesNothing() async throws {
-    try await withProvider(.secretd) { (instance) async throws in
-      let client = try RawClient(address: instance.busAddress)
-      let session = try client.openPlainSession()
-      let secret = Array(("plain-" + randomToken(40)).utf8)
-      let item = try client.createPlainItem(session: session, attributes: ["plain": "yes"], secret: secret)
-      #expect(try client.plainSecret(item, session: session) == secret)
-      // Positive control: the live secret is found.
-      #expect(try processMemoryContains(pid: instance.pid, secret))
-      try client.call(item, Interfaces.item, "Delete", .tuple([]))
-      // The scrub message that covers the bus reader's buffer is sent after the answer; a call
-      // answered after it shows it has been read.
-      _ = try client.search(["plain": "yes"])
-      #expect(try !processMemoryContains(pid: instance.pid, secret))
-    }
+    let daemon = try StandaloneSecretd(secretMemory: false)
+    let client = try RawClient(address: daemon.bus.address)
+    let session = try client.openPlainSession()
+    let secret = Array(("plain-" + randomToken(40)).utf8)
+    let item = try client.createPlainItem(session: session, attributes: ["plain": "yes"], secret: secret)
+    #expect(try client.plainSecret(item, session: session) == secret)
+    // Positive control: the live secret is found.
+    #expect(try processMemoryContains(pid: daemon.process.pid, secret))
+    try client.call(item, Interfaces.item, "Delete", .tuple([]))
+    // The scrub message that covers the bus reader's buffer is sent after the answer; a call
+    // answered after it shows it has been read.
+    _ = try client.search(["plain": "yes"])
+    #expect(try !processMemoryContains(pid: daemon.process.pid, secret))
   }
 
   @Test(
@@ -65,13 +100,12 @@ struct MemoryHygieneTests {
 
   @Test("a replaced secret is wiped too", .needsRoot("reading another process's memory needs root"))
   func wipedAfterReplace() async throws {
-    try await withProvider(.secretd) { (instance) async throws in
-      let first = "first-" + randomToken(40)
-      #expect(try instance.secretTool(["store", "--label=r", "service", "wipe2"], input: first).status == 0)
-      #expect(try processMemoryContains(pid: instance.pid, Array(first.utf8)))
-      #expect(try instance.secretTool(["store", "--label=r", "service", "wipe2"], input: "second").status == 0)
-      #expect(try !processMemoryContains(pid: instance.pid, Array(first.utf8)))
-    }
+    let daemon = try StandaloneSecretd(secretMemory: false)
+    let first = "first-" + randomToken(40)
+    #expect(try daemon.run("secret-tool", ["store", "--label=r", "service", "wipe2"], input: first).status == 0)
+    #expect(try processMemoryContains(pid: daemon.process.pid, Array(first.utf8)))
+    #expect(try daemon.run("secret-tool", ["store", "--label=r", "service", "wipe2"], input: "second").status == 0)
+    #expect(try !processMemoryContains(pid: daemon.process.pid, Array(first.utf8)))
   }
 
   @Test(

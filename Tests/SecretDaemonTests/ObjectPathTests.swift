@@ -57,15 +57,15 @@ struct ObjectPathTests {
 
   @Test("a deleted and recreated collection never gives an old item's path to a new item")
   func noReuse() throws {
-    let store = Store()
+    let store = try makeStore()
     let first = try store.createCollection(label: "work", alias: "")
     let old = try store.createItem(
-      in: first, label: "", attributes: ["a": "1"], contentType: "", secret: secureBuffer("1"), replace: false)
+      in: first, label: "", attributes: ["a": "1"], contentType: "", secret: sent("1"), replace: false)
     try store.deleteCollection(first)
     let second = try store.createCollection(label: "work", alias: "")
     #expect(second == first)
     let new = try store.createItem(
-      in: second, label: "", attributes: ["a": "1"], contentType: "", secret: secureBuffer("2"), replace: false)
+      in: second, label: "", attributes: ["a": "1"], contentType: "", secret: sent("2"), replace: false)
     #expect(new.item != old.item)
     #expect(
       ObjectPaths.item(ItemReference(collection: second, item: new.item))

@@ -12,7 +12,8 @@ struct ReadingThreadTests {
   /// A daemon on a bus of its own, never started: only its rules are asked.
   static func daemon() throws -> (Daemon, PrivateBus) {
     let bus = try PrivateBus()
-    return (try Daemon(connection: try BusConnection(address: bus.address), configuration: Configuration()), bus)
+    let connection = try BusConnection(address: bus.address)
+    return (Daemon(connection: connection, configuration: Configuration(), store: try makeStore()), bus)
   }
 
   static func arguments(_ values: [DBusValue]) -> Variant { Variant(adopting: DBusValue.tuple(values).makeFloating()) }
@@ -25,11 +26,11 @@ struct ReadingThreadTests {
     for index in 0..<many {
       _ = try daemon.store.createItem(
         in: "session", label: "", attributes: ["group": "many", "n": "\(index)"], contentType: "text/plain",
-        secret: secureBuffer("s\(index)"), replace: false)
+        secret: sent("s\(index)"), replace: false)
     }
     let large = try daemon.store.createItem(
       in: "session", label: "", attributes: ["large": "yes"], contentType: "text/plain",
-      secret: secureBuffer([UInt8](repeating: 7, count: Daemon.smallCallSecretBytes + 1)), replace: false)
+      secret: sent([UInt8](repeating: 7, count: Daemon.smallCallSecretBytes + 1)), replace: false)
     let largePath = ObjectPaths.item(ItemReference(collection: "session", item: large.item))
     let smallPath = ObjectPaths.item(ItemReference(collection: "session", item: 1))
     let collection = ObjectPaths.collection("session")

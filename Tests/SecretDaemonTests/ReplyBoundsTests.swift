@@ -99,10 +99,10 @@ struct ReplyBoundsTests {
 
   @Test("at the item limit, in a collection with the longest name, Items and SearchItems fit in one answer")
   func listingsFitAtTheItemLimit() throws {
-    let store = Store()
+    let store = try makeStore(limits: Limits(maxMemory: 32 << 20))
     let name = try store.createCollection(label: String(repeating: "y", count: 4096), alias: "")
     #expect(name.utf8.count <= Store.maxCollectionNameLength)
-    let secret = try secureBuffer([1])
+    let secret = sent([1])
     for index in 0..<store.limits.maxItems {
       _ = try store.createItem(
         in: name, label: "", attributes: ["n": "\(index)"], contentType: "", secret: secret, replace: false)

@@ -8,12 +8,12 @@ import Testing
 struct StoreTests {
   @Test("indexed search finds exactly the items carrying every attribute")
   func search() throws {
-    let store = Store()
+    let store = try makeStore()
     for index in 0..<500 {
       _ = try store.createItem(
         in: "session", label: "\(index)",
         attributes: ["parity": "\(index % 2)", "tens": "\(index / 10)", "id": "\(index)"],
-        contentType: "text/plain", secret: secureBuffer("s\(index)"), replace: false)
+        contentType: "text/plain", secret: sent("s\(index)"), replace: false)
     }
     #expect(store.search(["parity": "0"]).unlocked.count == 250)
     #expect(store.search(["parity": "1", "tens": "3"]).unlocked.count == 5)
@@ -25,55 +25,55 @@ struct StoreTests {
 
   @Test("replace overwrites only the item with exactly the same attributes")
   func replace() throws {
-    let store = Store()
+    let store = try makeStore()
     let first = try store.createItem(
-      in: "session", label: "a", attributes: ["s": "1", "a": "x"], contentType: "", secret: secureBuffer("1"),
+      in: "session", label: "a", attributes: ["s": "1", "a": "x"], contentType: "", secret: sent("1"),
       replace: true)
     let wider = try store.createItem(
       in: "session", label: "b", attributes: ["s": "1", "a": "x", "extra": "y"], contentType: "",
-      secret: secureBuffer("2"), replace: true)
+      secret: sent("2"), replace: true)
     let again = try store.createItem(
-      in: "session", label: "c", attributes: ["s": "1", "a": "x"], contentType: "", secret: secureBuffer("3"),
+      in: "session", label: "c", attributes: ["s": "1", "a": "x"], contentType: "", secret: sent("3"),
       replace: true)
     #expect(first.item == again.item && again.replaced)
     #expect(wider.item != first.item && !wider.replaced)
     #expect(store.itemCount == 2)
     let item = try store.item(ItemReference(collection: "session", item: first.item))
     #expect(item.label == "c")
-    #expect(item.secret.isEqual(to: try secureBuffer("3")))
+    #expect(Array(store.secret(of: item)) == Array("3".utf8))
   }
 
   @Test("bounds are answered with the limit's flag")
   func bounds() throws {
     var limits = Limits()
     (limits.maxSecretSize, limits.maxAttributes, limits.maxAttributeLength, limits.maxItems) = (8, 2, 5, 2)
-    let store = Store(limits: limits)
+    let store = try makeStore(limits: limits)
     #expect(throws: StoreError.limitExceeded(.secretSize, actual: 9, maximum: 8)) {
       try store.createItem(
-        in: "session", label: "", attributes: [:], contentType: "", secret: secureBuffer("123456789"), replace: false)
+        in: "session", label: "", attributes: [:], contentType: "", secret: sent("123456789"), replace: false)
     }
     #expect(throws: StoreError.limitExceeded(.attributes, actual: 3, maximum: 2)) {
       try store.createItem(
-        in: "session", label: "", attributes: ["a": "", "b": "", "c": ""], contentType: "", secret: secureBuffer("1"),
+        in: "session", label: "", attributes: ["a": "", "b": "", "c": ""], contentType: "", secret: sent("1"),
         replace: false)
     }
     #expect(throws: StoreError.limitExceeded(.attributeLength, actual: 6, maximum: 5)) {
       try store.createItem(
-        in: "session", label: "", attributes: ["a": "123456"], contentType: "", secret: secureBuffer("1"),
+        in: "session", label: "", attributes: ["a": "123456"], contentType: "", secret: sent("1"),
         replace: false)
     }
     _ = try store.createItem(
-      in: "session", label: "", attributes: ["n": "1"], contentType: "", secret: secureBuffer("1"), replace: false)
+      in: "session", label: "", attributes: ["n": "1"], contentType: "", secret: sent("1"), replace: false)
     _ = try store.createItem(
-      in: "session", label: "", attributes: ["n": "2"], contentType: "", secret: secureBuffer("1"), replace: false)
+      in: "session", label: "", attributes: ["n": "2"], contentType: "", secret: sent("1"), replace: false)
     #expect(throws: StoreError.limitExceeded(.items, actual: 3, maximum: 2)) {
       try store.createItem(
-        in: "session", label: "", attributes: ["n": "3"], contentType: "", secret: secureBuffer("1"), replace: false)
+        in: "session", label: "", attributes: ["n": "3"], contentType: "", secret: sent("1"), replace: false)
     }
     // Replacing does not count as a new item.
     #expect(
       try store.createItem(
-        in: "session", label: "", attributes: ["n": "2"], contentType: "", secret: secureBuffer("2"), replace: true
+        in: "session", label: "", attributes: ["n": "2"], contentType: "", secret: sent("2"), replace: true
       ).replaced)
     let message = DBusError(StoreError.limitExceeded(.items, actual: 3, maximum: 2)).message
     #expect(message.contains("--max-items"))
@@ -81,7 +81,7 @@ struct StoreTests {
 
   @Test("collections, aliases and locking")
   func collections() throws {
-    let store = Store()
+    let store = try makeStore()
     #expect(store.resolveAlias("default") == "session")
     let name = try store.createCollection(label: "My Keys!", alias: "work")
     #expect(name == "my_keys_")
@@ -90,11 +90,11 @@ struct StoreTests {
     try store.setLocked(name, true)
     #expect(throws: StoreError.locked(collection: name)) {
       try store.createItem(
-        in: name, label: "", attributes: [:], contentType: "", secret: secureBuffer("x"), replace: false)
+        in: name, label: "", attributes: [:], contentType: "", secret: sent("x"), replace: false)
     }
     try store.setLocked(name, false)
     _ = try store.createItem(
-      in: name, label: "", attributes: ["z": "1"], contentType: "", secret: secureBuffer("x"), replace: false)
+      in: name, label: "", attributes: ["z": "1"], contentType: "", secret: sent("x"), replace: false)
     try store.deleteCollection(name)
     #expect(store.resolveAlias("work") == nil)
     #expect(store.itemCount == 0)

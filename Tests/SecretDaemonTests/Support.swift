@@ -93,8 +93,26 @@ extension ProviderInstance {
   }
 }
 
-/// A random lowercase token, unique enough to search memory for.
-/// `bytes`, or the UTF-8 of `text`, in locked memory, as the daemon keeps secrets.
+/// A store in an arena of its own, as secretd keeps one, small enough by default that many tests
+/// hold one at once (tests may use memory that cannot be locked).
+func makeStore(
+  limits: Limits = Limits(maxMemory: 1 << 20), clock: any ExpiryClock = SystemExpiryClock(), defaultTTL: UInt64? = nil
+) throws -> Store {
+  let configuration = Configuration(limits: limits, defaultTTL: defaultTTL, allowUnlockedMemory: true)
+  return try StoreKeeper.fresh(configuration: configuration, clock: clock)
+}
+
+/// A secret as a client sends it over a plain session.
+func sent(_ bytes: [UInt8]) -> SecretSource {
+  .sent(maximumCount: bytes.count) { destination in
+    destination.copyBytes(from: bytes)
+    return bytes.count
+  }
+}
+
+func sent(_ text: String) -> SecretSource { sent(Array(text.utf8)) }
+
+/// `bytes`, or the UTF-8 of `text`, in locked memory, as the daemon keeps keys.
 func secureBuffer(_ bytes: [UInt8]) throws -> SecureBuffer {
   try #require(bytes.withUnsafeBytes { SecureBuffer(copying: $0) })
 }
@@ -103,6 +121,7 @@ func secureBuffer(_ text: String) throws -> SecureBuffer {
   try secureBuffer(Array(text.utf8))
 }
 
+/// A random lowercase token, unique enough to search memory for.
 func randomToken(_ length: Int = 40) -> String {
   let letters = Array("abcdefghijklmnopqrstuvwxyz0123456789")
   return String((0..<length).map { _ in letters.randomElement()! })
@@ -162,7 +181,22 @@ final class StandaloneSecretd {
   let folder: URL
   var log: URL { folder.appending(path: "secretd.log") }
 
-  init(_ arguments: [String] = [], user: UInt32? = nil, lockedMemory: Int? = nil) throws {
+  /// Runs `command` with memfd_secret(2) refused (EPERM), as a unit's system-call filter that
+  /// does not list it refuses it: python's binding of libseccomp, then exec.
+  static let withoutSecretMemory = [
+    "/usr/bin/python3", "-c",
+    """
+    import os, sys, seccomp
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    rules.add_rule(seccomp.ERRNO(1), 'memfd_secret')
+    rules.load()
+    os.execv(sys.argv[1], sys.argv[1:])
+    """,
+  ]
+
+  /// - Parameter secretMemory: false runs secretd where memfd_secret is refused, so that its
+  ///   store is a locked memfd, which root can read through /proc/PID/mem.
+  init(_ arguments: [String] = [], user: UInt32? = nil, lockedMemory: Int? = nil, secretMemory: Bool = true) throws {
     bus = try PrivateBus(everyUser: true)
     folder = try makeTemporaryDirectory()
     chmod(folder.path, 0o755)
@@ -172,6 +206,7 @@ final class StandaloneSecretd {
       "cp", [secretdPath(), secretd], environment: environmentWithoutBus, in: folder)
     guard copy.status == 0 else { throw HarnessError("cannot copy secretd: \(copy.stderrText)") }
     var command = [secretd, "--address", bus.address] + arguments
+    if !secretMemory { command = Self.withoutSecretMemory + command }
     if let user { command = ["setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups"] + command }
     if let lockedMemory { command = ["prlimit", "--memlock=\(lockedMemory):\(lockedMemory)", "--"] + command }
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)

@@ -45,23 +45,27 @@ final class TransferSession: Sendable {
 
   private var currentKey: SecureBuffer? { key.withLock { $0 } }
 
-  /// Turns what the client sent into plain bytes in locked memory.
-  func decode(parameters: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(CryptoError) -> SecureBuffer {
+  /// Writes what the client sent (`value`, with the IV `parameters` for DH) as plain bytes into
+  /// `destination`, which holds at least `value.count` bytes; returns how many it wrote.
+  func decode(
+    parameters: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer
+  ) throws(CryptoError) -> Int {
     switch algorithm {
     case .plain:
-      guard let copy = SecureBuffer(copying: value) else { throw .outOfSecureMemory }
-      return copy
+      UnsafeMutableRawBufferPointer(rebasing: destination[0..<value.count]).copyMemory(from: value)
+      return value.count
     case .dh:
       guard let key = currentKey else { throw .library("session is closed") }
-      return try TransferCipher.decrypt(value, iv: parameters, key: key)
+      return try TransferCipher.decrypt(value, iv: parameters, key: key, into: destination)
     }
   }
 
-  /// Prepares a stored secret for the client.
-  func encode(_ secret: SecureBuffer, contentType: String, path: String) throws(CryptoError) -> WireSecret {
+  /// Prepares a stored secret for the client. What it returns holds no pointer to `secret`: a
+  /// plain secret is copied into the message's own buffer now, while the store is locked.
+  func encode(_ secret: UnsafeRawBufferPointer, contentType: String, path: String) throws(CryptoError) -> WireSecret {
     switch algorithm {
     case .plain:
-      return WireSecret(sessionPath: path, parameters: [], value: .secureBytes(secret), contentType: contentType)
+      return WireSecret(sessionPath: path, parameters: [], value: .copyingBytes(secret), contentType: contentType)
     case .dh:
       guard let key = currentKey else { throw .library("session is closed") }
       let sealed = try TransferCipher.encrypt(secret, key: key)

@@ -199,17 +199,17 @@ package final class BusConnection: @unchecked Sendable {
     subscribeToBus(signal: "NameLost", argument0: name) { _ in handler() }
   }
 
-  /// Calls `handler` on the main context, with the reason, when the bus connection closes.
+  /// Calls `handler` on the main context when the bus connection closes: with whether the bus
+  /// itself went away (it ended, as when its session ends), and GDBus's reason.
   /// Wraps the GDBusConnection "closed" signal.
-  package func onClosed(_ handler: @escaping (String) -> Void) {
+  package func onClosed(_ handler: @escaping (_ busWentAway: Bool, _ reason: String) -> Void) {
     let box = ClosedHandler(handler)
     callbacks.append(box)
     let callback: @convention(c) (OpaquePointer?, gboolean, UnsafeMutablePointer<GError>?, gpointer?) -> Void = {
       _, vanished, error, userData in
       guard let userData else { return }
-      let reason =
-        error?.pointee.message.map { String(cString: $0) } ?? (vanished != 0 ? "the bus went away" : "closed")
-      Unmanaged<ClosedHandler>.fromOpaque(userData).takeUnretainedValue().handler(reason)
+      let reason = error?.pointee.message.map { String(cString: $0) } ?? "closed"
+      Unmanaged<ClosedHandler>.fromOpaque(userData).takeUnretainedValue().handler(vanished != 0, reason)
     }
     closedHandler = g_signal_connect_data(
       UnsafeMutableRawPointer(raw), "closed", unsafeBitCast(callback, to: GCallback.self),
@@ -240,8 +240,8 @@ final class SignalHandler {
 }
 
 final class ClosedHandler {
-  let handler: (String) -> Void
-  init(_ handler: @escaping (String) -> Void) { self.handler = handler }
+  let handler: (Bool, String) -> Void
+  init(_ handler: @escaping (Bool, String) -> Void) { self.handler = handler }
 }
 
 /// What happens to each incoming message on GDBus's worker thread: `take` returns true when it

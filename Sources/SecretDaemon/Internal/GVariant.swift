@@ -3,8 +3,8 @@ import CLibSecret
 
 /// A value to send on the bus, built in Swift and turned into a GVariant in one place.
 ///
-/// Secret bytes never become a `DBusValue` as a Swift array: `.secureBytes` borrows a
-/// ``SecureBuffer`` and copies it straight into the GVariant.
+/// Secret bytes never become a `DBusValue` as a Swift array: ``copyingBytes(_:)`` copies them
+/// straight into a GVariant.
 indirect enum DBusValue {
   case string(String)
   case objectPath(String)
@@ -12,7 +12,8 @@ indirect enum DBusValue {
   case uint64(UInt64)
   case uint32(UInt32)
   case bytes([UInt8])
-  case secureBytes(SecureBuffer)
+  /// A GVariant made already (its bytes copied in while they could be read).
+  case made(Variant)
   /// An array whose element type is given as a D-Bus signature (needed when it is empty).
   case array(elementType: String, [DBusValue])
   case dictEntry(DBusValue, DBusValue)
@@ -27,6 +28,14 @@ indirect enum DBusValue {
     .array(
       elementType: "{ss}",
       dictionary.sorted { $0.key < $1.key }.map { .dictEntry(.string($0.key), .string($0.value)) })
+  }
+
+  /// An `ay` holding a copy of `bytes` made now, in GLib's heap until GDBus has serialised the
+  /// message; GLib frees it without wiping. Only a `plain` session sends a secret this way: the
+  /// client chose to send it in clear over the bus, and this copy (like the message buffer GDBus
+  /// serialises it into) is outside our control.
+  static func copyingBytes(_ bytes: UnsafeRawBufferPointer) -> DBusValue {
+    .made(Variant(adopting: byteArray(bytes)))
   }
 
   /// A new floating `ay` holding a copy of `bytes`. The type string is converted inside the
@@ -51,12 +60,9 @@ indirect enum DBusValue {
       return g_variant_new_uint32(value)
     case .bytes(let value):
       return value.withUnsafeBytes { Self.byteArray($0) }
-    case .secureBytes(let buffer):
-      // The copy lives in GLib's heap until GDBus has serialised the message; GLib frees it
-      // without wiping. For DH sessions these are ciphertext bytes; for `plain` sessions the
-      // client chose to send the secret in clear over the bus, and this copy (like the
-      // message buffer GDBus serialises it into) is outside our control.
-      return buffer.withUnsafeBytes { Self.byteArray($0) }
+    case .made(let variant):
+      // Containers take their own reference of a child that is not floating; so does a reply.
+      return variant.raw
     case .array(let elementType, let elements):
       let children: [OpaquePointer?] = elements.map { $0.makeFloating() }
       return elementType.withCString { g_variant_new_array(secretd_variant_type($0), children, gsize(children.count)) }

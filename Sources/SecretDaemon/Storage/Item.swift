@@ -1,46 +1,47 @@
-// One stored secret and its metadata; a collection of them with its attribute index.
+// One stored item and one collection as the store indexes them in this process; what they hold
+// lives in the arena, where each has one committed record.
 
-/// An item: label, attributes, content type, the secret in locked memory, times, expiry.
+/// An item: its metadata, and where its record and its secret are in the arena.
 final class StoredItem {
   var label: String
   var attributes: [String: String]
   /// The item's schema (`Type` property), such as `org.freedesktop.Secret.Generic`.
   var type: String
   var contentType: String
-  /// Replacing it releases (and so wipes) the previous buffer.
-  var secret: SecureBuffer
   let created: UInt64
   var modified: UInt64
   /// Unix seconds after which the item is gone; nil for never. Set through the store, which
   /// keeps its expiry queue in step.
   var expiresAt: UInt64?
+  /// The item's record in the arena.
+  var block: Int
+  /// Where the secret starts in the arena, and its length.
+  var secretOffset: Int
+  var secretCount: Int
 
-  init(
-    label: String, attributes: [String: String], type: String, contentType: String, secret: SecureBuffer, now: UInt64
-  ) {
-    self.label = label
-    self.attributes = attributes
-    self.type = type
-    self.contentType = contentType
-    self.secret = secret
-    self.created = now
-    self.modified = now
+  init(_ record: ItemRecord, block: Int, secretOffset: Int) {
+    label = record.label
+    attributes = record.attributes
+    type = record.type
+    contentType = record.contentType
+    created = record.created
+    modified = record.modified
+    expiresAt = record.expiresAt
+    self.block = block
+    self.secretOffset = secretOffset
+    secretCount = record.secretCount
   }
-
-  var secretCount: Int { secret.count }
 
   func isExpired(at now: UInt64) -> Bool {
     guard let expiresAt else { return false }
     return now >= expiresAt
   }
 
-  /// What the item counts against the memory budget.
-  var cost: Int {
-    secret.count + label.utf8.count + type.utf8.count + contentType.utf8.count + Self.cost(of: attributes)
-  }
-
-  static func cost(of attributes: [String: String]) -> Int {
-    attributes.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+  /// The record to write for this item, as it is now.
+  func record(number: Int, collection: UInt64) -> ItemRecord {
+    ItemRecord(
+      number: UInt64(number), collectionID: collection, created: created, modified: modified, expiresAt: expiresAt,
+      label: label, type: type, contentType: contentType, attributes: attributes, secretCount: secretCount)
   }
 
   var snapshot: ItemSnapshot {
@@ -50,19 +51,29 @@ final class StoredItem {
 
 /// A collection of items with its own attribute index.
 final class StoredCollection {
+  let id: UInt64
   let name: String
   var label: String
-  var locked = false
+  var locked: Bool
   let created: UInt64
   var modified: UInt64
+  /// The collection's record in the arena.
+  var block: Int
   var items: [Int: StoredItem] = [:]
   var index = AttributeIndex()
 
-  init(name: String, label: String, now: UInt64) {
-    self.name = name
-    self.label = label
-    self.created = now
-    self.modified = now
+  init(_ record: CollectionRecord, block: Int) {
+    id = record.id
+    name = record.name
+    label = record.label
+    locked = record.locked
+    created = record.created
+    modified = record.modified
+    self.block = block
+  }
+
+  var record: CollectionRecord {
+    CollectionRecord(modified: modified, locked: locked, id: id, created: created, name: name, label: label)
   }
 
   /// Item numbers matching `query` (all items for an empty query), in creation order.

@@ -25,21 +25,34 @@ package struct Limits: Sendable, Equatable {
   package var maxPathsPerCall = 10_000
   /// Largest answer in bytes: well under the 32 MiB a bus allows by default.
   package var maxReplySize = 16 << 20
-  /// Bytes of secrets, attributes and labels held in all, by default sized from the locked
-  /// memory the process may use (see ``memoryBudget(lockedMemoryLimit:)``).
+  /// Bytes of the store's records (secrets, attributes, labels, collections, aliases, each at
+  /// the size of its block in the arena), by default sized from the locked memory the process
+  /// may use (see ``memoryBudget(lockedMemoryLimit:)``).
   package var maxMemory: Int
 
   package init(maxMemory: Int = Limits.memoryBudget(lockedMemoryLimit: ResourceLimits.lockedMemory)) {
     self.maxMemory = maxMemory
   }
 
-  /// What fits in `lockedMemoryLimit` bytes of locked memory (nil: unlimited). Locked memory
-  /// also holds libgcrypt's pool and session keys (the first MiB), and blocks are handed out
-  /// in powers of two, so a secret may take twice its size: half of the rest is safe. With no
-  /// limit, 1 GiB.
+  /// Locked memory kept for what is not the store: libgcrypt's pool (256 KiB), the keys of
+  /// ``maxSessions`` sessions (128 KiB) and room to spare.
+  static let lockedOutsideTheStore = 1 << 20
+
+  /// The budget that fits in `lockedMemoryLimit` bytes of locked memory (nil: unlimited, 1 GiB):
+  /// what is left past ``lockedOutsideTheStore``, less the arena's header and its eighth of
+  /// room to spare (``arenaSize``).
   package static func memoryBudget(lockedMemoryLimit: Int?) -> Int {
     guard let limit = lockedMemoryLimit else { return 1 << 30 }
-    return max(0, limit - (1 << 20)) / 2
+    return max(0, limit - lockedOutsideTheStore - 2 * Memory.pageSize) / 9 * 8
+  }
+
+  /// The size of the arena holding the store: its header, the budget and an eighth more, so that
+  /// a record can be rewritten before its old copy goes and free space can be fragmented, and a
+  /// page more for the store's own first collection; in whole pages.
+  package var arenaSize: Int {
+    let page = Memory.pageSize
+    let size = ArenaLayout.headerSize + maxMemory + maxMemory / 8 + page
+    return (size + page - 1) / page * page
   }
 }
 
@@ -133,9 +146,21 @@ extension Limits {
     }
   }
 
-  func checkSecret(_ secret: SecureBuffer) throws(StoreError) {
-    if secret.count > maxSecretSize {
-      throw .limitExceeded(.secretSize, actual: secret.count, maximum: maxSecretSize)
+  func checkSecretSize(_ count: Int) throws(StoreError) {
+    if count > maxSecretSize {
+      throw .limitExceeded(.secretSize, actual: count, maximum: maxSecretSize)
     }
+  }
+}
+
+/// Byte counts as people read them.
+package enum Size {
+  /// `8 MiB`, `3.5 MiB`, `64 KiB`, `4096 bytes`.
+  package static func text(_ bytes: Int) -> String {
+    if bytes >= 1 << 20 {
+      let mebibytes = Double(bytes) / Double(1 << 20)
+      return mebibytes == mebibytes.rounded() ? "\(Int(mebibytes)) MiB" : "\((mebibytes * 10).rounded() / 10) MiB"
+    }
+    return bytes >= 1 << 10 && bytes % (1 << 10) == 0 ? "\(bytes >> 10) KiB" : "\(bytes) bytes"
   }
 }

@@ -1,4 +1,7 @@
-// The in-memory store: collections, items, aliases, memory use and expiry. Knows nothing of D-Bus.
+// The store: collections, items, aliases, memory use and expiry, indexed in this process and
+// written through to the arena, where they outlive the process. Every change is in the arena
+// before the call that made it returns. Knows nothing of D-Bus.
+import TransferCrypto
 
 /// Why the store refused a request.
 enum StoreError: Error, Equatable {
@@ -6,8 +9,12 @@ enum StoreError: Error, Equatable {
   case noSuchItem(ItemReference)
   case locked(collection: String)
   case limitExceeded(Limit, actual: Int, maximum: Int)
+  /// The budget allows it, but no free block of the arena is large enough.
+  case noRoom(needed: Int, largestFree: Int)
   case invalidExpiry(attribute: String, value: String)
   case invalidName(String)
+  /// What the client sent could not be decoded into a secret.
+  case secretNotDecoded(CryptoError)
 }
 
 /// A reference to one item. Item numbers are unique across the store and never reused, so an
@@ -17,14 +24,23 @@ struct ItemReference: Hashable, Sendable {
   let item: Int
 }
 
-/// Every collection, item and alias, in memory only. Not thread-safe: the daemon holds its
-/// lock around every use.
+/// Where the secret of an item being written comes from.
+enum SecretSource {
+  /// What a client sent: at most `maximumCount` bytes, which `write` decodes into the buffer
+  /// it is given (in the arena), returning how many it wrote.
+  case sent(maximumCount: Int, write: (UnsafeMutableRawBufferPointer) throws(CryptoError) -> Int)
+  /// The item's own secret, already in the arena (its metadata is being changed).
+  case kept(StoredItem)
+}
+
+/// Every collection, item and alias. Not thread-safe: the daemon holds its lock around every use.
 final class Store {
   /// Attributes that set an item's expiry in unix seconds.
   static let expiryAttributes = ["xdg:expires", "expires-at"]
   /// Longest collection name (derived from the label), so object paths stay short.
   static let maxCollectionNameLength = 64
 
+  let arena: Arena
   let limits: Limits
   let clock: any ExpiryClock
   /// Seconds an item lives when it names no expiry; nil for forever.
@@ -34,134 +50,64 @@ final class Store {
   /// Called when the earliest expiry changes, with its time (nil: none pending).
   var onNextExpiryChanged: (UInt64?) -> Void = { _ in }
 
-  private(set) var collections: [String: StoredCollection] = [:]
-  private(set) var aliases: [String: String] = [:]
-  private(set) var itemCount = 0
-  /// Bytes of secrets, attributes and labels held, counted against `limits.maxMemory`.
-  private(set) var usedBytes = 0
-  private var nextItemNumber = 1
-  private var expiries = ExpiryQueue()
+  var collections: [String: StoredCollection] = [:]
+  var aliases: [String: String] = [:]
+  /// The arena's record of every alias.
+  var aliasesBlock: Int?
+  var itemCount = 0
+  var expiries = ExpiryQueue()
   /// Entries in the expiry queue, stale ones included.
   var pendingExpiries: Int { expiries.count }
 
-  init(limits: Limits = Limits(), clock: any ExpiryClock = SystemExpiryClock(), defaultTTL: UInt64? = nil) {
-    self.limits = limits
-    self.clock = clock
-    self.defaultTTL = defaultTTL
-    collections["session"] = StoredCollection(name: "session", label: "Session", now: clock.now())
-    usedBytes = "Session".utf8.count
-    aliases["default"] = "session"
-    aliases["session"] = "session"
+  /// Bytes of the arena's records, counted against `limits.maxMemory`.
+  var usedBytes: Int { arena.usedBytes }
+
+  /// Whether the limits apply: to everything but the records a new store starts with.
+  var appliesLimits = true
+
+  /// A store in a new arena: the collection `session`, under the aliases `default` and
+  /// `session`, to which with `limited: false` no limit applies.
+  init(
+    formatting arena: Arena, limits: Limits, clock: any ExpiryClock = SystemExpiryClock(), defaultTTL: UInt64? = nil,
+    limited: Bool = true
+  ) throws(StoreError) {
+    (self.arena, self.limits, self.clock, self.defaultTTL) = (arena, limits, clock, defaultTTL)
+    appliesLimits = limited
+    let name = try createCollection(label: "Session", alias: "default", named: "session")
+    try setAlias("session", to: name)
+    appliesLimits = true
+  }
+
+  /// The store an arena left by an earlier process holds.
+  init(
+    recovering arena: Arena, contents: ArenaContents, limits: Limits, clock: any ExpiryClock = SystemExpiryClock(),
+    defaultTTL: UInt64? = nil
+  ) {
+    (self.arena, self.limits, self.clock, self.defaultTTL) = (arena, limits, clock, defaultTTL)
+    var byID: [UInt64: StoredCollection] = [:]
+    for found in contents.collections {
+      let collection = StoredCollection(found.record, block: found.offset)
+      collections[collection.name] = collection
+      byID[collection.id] = collection
+    }
+    for (found, secretOffset) in contents.items {
+      guard let collection = byID[found.record.collectionID] else { continue }
+      let item = StoredItem(found.record, block: found.offset, secretOffset: found.offset + secretOffset)
+      let number = Int(found.record.number)
+      collection.items[number] = item
+      collection.index.insert(number, attributes: item.attributes)
+      itemCount += 1
+      if let time = item.expiresAt {
+        expiries.push(time: time, reference: ItemReference(collection: collection.name, item: number))
+      }
+    }
+    for (alias, id) in contents.aliases?.record.aliases ?? [:] {
+      if let collection = byID[id] { aliases[alias] = collection.name }
+    }
+    aliasesBlock = contents.aliases?.offset
   }
 
   var now: UInt64 { clock.now() }
-
-  // MARK: Collections
-
-  func collection(_ name: String) throws(StoreError) -> StoredCollection {
-    guard let collection = collections[name] else { throw .noSuchCollection(name) }
-    return collection
-  }
-
-  var collectionNames: [String] { collections.keys.sorted() }
-
-  /// Creates a collection, or returns the one `alias` already names.
-  func createCollection(label: String, alias: String) throws(StoreError) -> String {
-    try limits.checkText(label)
-    if !alias.isEmpty {
-      guard Self.isValidName(alias) else { throw .invalidName(alias) }
-      if let existing = aliases[alias], collections[existing] != nil { return existing }
-    }
-    guard collections.count < limits.maxCollections else {
-      throw .limitExceeded(.collections, actual: collections.count + 1, maximum: limits.maxCollections)
-    }
-    if !alias.isEmpty, aliases[alias] == nil { try checkRoomForAlias() }
-    try reserve(label.utf8.count)
-    let name = uniqueCollectionName(for: label)
-    collections[name] = StoredCollection(name: name, label: label, now: now)
-    onEvent(.collectionCreated(name, collections: collectionNames))
-    if !alias.isEmpty { aliases[alias] = name }
-    return name
-  }
-
-  /// The label's letters and digits, at most 64 bytes, made unique with a number.
-  private func uniqueCollectionName(for label: String) -> String {
-    let letters = label.lowercased().unicodeScalars.map {
-      $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? Character($0) : "_"
-    }
-    var base = String(letters.prefix(Self.maxCollectionNameLength - 8))
-    if base.isEmpty { base = "collection" }
-    var name = base
-    var suffix = 1
-    while collections[name] != nil {
-      suffix += 1
-      name = "\(base)\(suffix)"
-    }
-    return name
-  }
-
-  /// Deletes a collection and its items; a locked one is refused, as each of its items would be.
-  func deleteCollection(_ name: String) throws(StoreError) {
-    let collection = try collection(name)
-    if collection.locked { throw .locked(collection: name) }
-    for number in collection.items.keys.sorted() {
-      removeItem(collection, number)
-    }
-    collections[name] = nil
-    usedBytes -= collection.label.utf8.count
-    for (alias, target) in aliases where target == name { aliases[alias] = nil }
-    onEvent(.collectionDeleted(name, collections: collectionNames))
-  }
-
-  func setCollectionLabel(_ name: String, _ label: String) throws(StoreError) {
-    try limits.checkText(label)
-    let collection = try collection(name)
-    try reserve(label.utf8.count - collection.label.utf8.count)
-    collection.label = label
-    collection.modified = now
-    onEvent(.collectionChanged(name, label: label, locked: collection.locked))
-  }
-
-  func setLocked(_ name: String, _ locked: Bool) throws(StoreError) {
-    let collection = try collection(name)
-    guard collection.locked != locked else { return }
-    collection.locked = locked
-    onEvent(.collectionChanged(name, label: collection.label, locked: locked))
-  }
-
-  // MARK: Aliases
-
-  static func isValidName(_ name: String) -> Bool {
-    !name.isEmpty && name.utf8.count <= 128
-      && name.utf8.allSatisfy {
-        ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F
-      }
-  }
-
-  /// The collection `alias` names, if it exists.
-  func resolveAlias(_ alias: String) -> String? {
-    guard let target = aliases[alias], collections[target] != nil else { return nil }
-    return target
-  }
-
-  /// Points `alias` at `collection`, or removes it when `collection` is nil.
-  func setAlias(_ alias: String, to collection: String?) throws(StoreError) {
-    guard Self.isValidName(alias) else { throw .invalidName(alias) }
-    guard let collection else {
-      aliases[alias] = nil
-      return
-    }
-    _ = try self.collection(collection)
-    if aliases[alias] == nil { try checkRoomForAlias() }
-    aliases[alias] = collection
-  }
-
-  /// Aliases are bounded by their number (and names by 128 bytes), not by the memory budget.
-  private func checkRoomForAlias() throws(StoreError) {
-    guard aliases.count < limits.maxAliases else {
-      throw .limitExceeded(.aliases, actual: aliases.count + 1, maximum: limits.maxAliases)
-    }
-  }
 
   // MARK: Items
 
@@ -181,54 +127,60 @@ final class Store {
     return item
   }
 
+  /// The secret of `item`, in the arena; valid while the store's lock is held.
+  func secret(of item: StoredItem) -> UnsafeRawBufferPointer {
+    UnsafeRawBufferPointer(start: arena.memory.base + item.secretOffset, count: item.secretCount)
+  }
+
   /// Stores a new item, or with `replace` overwrites the item with exactly these attributes.
   /// Returns the item's number and whether it replaced one.
   func createItem(
     in name: String, label: String, attributes: [String: String], type: String = "", contentType: String,
-    secret: SecureBuffer, replace: Bool
+    secret: SecretSource, replace: Bool
   ) throws(StoreError) -> (item: Int, replaced: Bool) {
     let collection = try collection(name)
     if collection.locked { throw .locked(collection: name) }
-    try limits.checkText(label)
-    try limits.checkText(type)
-    try limits.checkText(contentType)
+    for text in [label, type, contentType] { try limits.checkText(text) }
     try limits.checkAttributes(attributes)
-    try limits.checkSecret(secret)
     let expiry = try expiry(for: attributes)
-    let cost =
-      secret.count + label.utf8.count + type.utf8.count + contentType.utf8.count + StoredItem.cost(of: attributes)
     if replace,
       let existing = collection.search(attributes, now: now).first(where: {
         collection.items[$0]?.attributes == attributes
       }),
       let item = collection.items[existing]
     {
-      try reserve(cost - item.cost)
-      item.label = label
-      item.type = type
-      item.contentType = contentType
-      item.secret = secret
-      item.modified = now
       let reference = ItemReference(collection: name, item: existing)
-      setExpiry(expiry, of: item, reference)
-      collection.modified = now
+      let previous = item.expiresAt
+      try rewrite(item, reference, secret: secret) { item in
+        (item.label, item.type, item.contentType) = (label, type, contentType)
+        item.expiresAt = expiry
+      }
+      scheduleExpiry(of: item, reference, previous: previous)
       onEvent(.itemChanged(reference, item.snapshot))
       return (existing, true)
     }
     guard itemCount < limits.maxItems else {
       throw .limitExceeded(.items, actual: itemCount + 1, maximum: limits.maxItems)
     }
-    try reserve(cost)
-    let number = nextItemNumber
-    nextItemNumber += 1
+    let number = Int(arena.nextItemNumber)
+    let now = now
+    let record = ItemRecord(
+      number: UInt64(number), collectionID: collection.id, created: now, modified: now, expiresAt: expiry,
+      label: label, type: type, contentType: contentType, attributes: attributes, secretCount: 0)
+    let placed = try writeItem(record, secret: secret, replacing: nil)
+    // Numbers are never reused: taken for good once a record may carry one.
+    arena.nextItemNumber = UInt64(number + 1)
     let item = StoredItem(
-      label: label, attributes: attributes, type: type, contentType: contentType, secret: secret, now: now)
+      ItemRecord(
+        number: record.number, collectionID: record.collectionID, created: now, modified: now, expiresAt: expiry,
+        label: label, type: type, contentType: contentType, attributes: attributes, secretCount: placed.secretCount),
+      block: placed.block, secretOffset: placed.secretOffset)
     collection.items[number] = item
     collection.index.insert(number, attributes: attributes)
-    collection.modified = now
+    touch(collection)
     itemCount += 1
     let reference = ItemReference(collection: name, item: number)
-    setExpiry(expiry, of: item, reference)
+    scheduleExpiry(of: item, reference, previous: nil)
     onEvent(.itemCreated(reference))
     return (number, false)
   }
@@ -238,62 +190,75 @@ final class Store {
     removeItem(try collection(reference.collection), reference.item)
   }
 
-  private func removeItem(_ collection: StoredCollection, _ number: Int) {
+  /// Removes an item from the index and the arena (its record is wiped there).
+  func removeItem(_ collection: StoredCollection, _ number: Int) {
     guard let item = collection.items.removeValue(forKey: number) else { return }
     collection.index.remove(number, attributes: item.attributes)
-    collection.modified = now
+    arena.release(item.block)
+    touch(collection)
     itemCount -= 1
-    usedBytes -= item.cost
-    // `item` is released here; its SecureBuffer wipes the secret in deinit.
     onEvent(.itemDeleted(ItemReference(collection: collection.name, item: number)))
   }
 
-  func setSecret(_ reference: ItemReference, _ secret: SecureBuffer, contentType: String) throws(StoreError) {
-    try change(reference) { item throws(StoreError) in
-      try limits.checkSecret(secret)
-      try limits.checkText(contentType)
-      try reserve(secret.count - item.secret.count + contentType.utf8.count - item.contentType.utf8.count)
-      item.secret = secret
-      item.contentType = contentType
-    }
+  func setSecret(_ reference: ItemReference, _ secret: SecretSource, contentType: String) throws(StoreError) {
+    try limits.checkText(contentType)
+    try change(reference, secret: secret) { $0.contentType = contentType }
   }
 
   func setLabel(_ reference: ItemReference, _ label: String) throws(StoreError) {
-    try change(reference) { item throws(StoreError) in
-      try limits.checkText(label)
-      try reserve(label.utf8.count - item.label.utf8.count)
-      item.label = label
-    }
+    try limits.checkText(label)
+    try change(reference) { $0.label = label }
   }
 
   func setType(_ reference: ItemReference, _ type: String) throws(StoreError) {
-    try change(reference) { item throws(StoreError) in
-      try limits.checkText(type)
-      try reserve(type.utf8.count - item.type.utf8.count)
-      item.type = type
-    }
+    try limits.checkText(type)
+    try change(reference) { $0.type = type }
   }
 
   func setAttributes(_ reference: ItemReference, _ attributes: [String: String]) throws(StoreError) {
-    try change(reference) { item throws(StoreError) in
-      try limits.checkAttributes(attributes)
-      let expiry = try expiry(for: attributes)
-      let collection = try collection(reference.collection)
-      try reserve(StoredItem.cost(of: attributes) - StoredItem.cost(of: item.attributes))
-      collection.index.remove(reference.item, attributes: item.attributes)
-      item.attributes = attributes
-      collection.index.insert(reference.item, attributes: attributes)
-      setExpiry(expiry, of: item, reference)
+    try limits.checkAttributes(attributes)
+    let expiry = try expiry(for: attributes)
+    let collection = try collection(reference.collection)
+    let item = try unlockedItem(reference)
+    let (previousAttributes, previousExpiry) = (item.attributes, item.expiresAt)
+    try change(reference) {
+      $0.attributes = attributes
+      $0.expiresAt = expiry
     }
+    collection.index.remove(reference.item, attributes: previousAttributes)
+    collection.index.insert(reference.item, attributes: attributes)
+    scheduleExpiry(of: item, reference, previous: previousExpiry)
   }
 
-  /// Applies one change to an unlocked item, then stamps it and signals `ItemChanged`; a change
-  /// that throws leaves the item as it was.
-  private func change(_ reference: ItemReference, _ apply: (StoredItem) throws(StoreError) -> Void) throws(StoreError) {
+  /// Applies one change to an unlocked item and writes it, then signals `ItemChanged`; a change
+  /// that cannot be written leaves the item as it was.
+  private func change(
+    _ reference: ItemReference, secret: SecretSource? = nil, _ apply: (StoredItem) -> Void
+  ) throws(StoreError) {
     let item = try unlockedItem(reference)
-    try apply(item)
-    item.modified = now
+    try rewrite(item, reference, secret: secret ?? .kept(item), apply)
     onEvent(.itemChanged(reference, item.snapshot))
+  }
+
+  /// Writes `item` changed by `apply`, with its secret from `secret`, as a new record that
+  /// replaces its old one; on failure the item is left as it was.
+  private func rewrite(
+    _ item: StoredItem, _ reference: ItemReference, secret: SecretSource, _ apply: (StoredItem) -> Void
+  ) throws(StoreError) {
+    guard let collection = collections[reference.collection] else { throw .noSuchCollection(reference.collection) }
+    let saved = item.record(number: reference.item, collection: collection.id)
+    apply(item)
+    item.modified = now
+    do throws(StoreError) {
+      let placed = try writeItem(
+        item.record(number: reference.item, collection: collection.id), secret: secret, replacing: item)
+      (item.block, item.secretOffset, item.secretCount) = (placed.block, placed.secretOffset, placed.secretCount)
+    } catch {
+      (item.label, item.type, item.contentType) = (saved.label, saved.type, saved.contentType)
+      (item.attributes, item.modified, item.expiresAt) = (saved.attributes, saved.modified, saved.expiresAt)
+      throw error
+    }
+    touch(collection)
   }
 
   /// Matching items across all collections, split by their collection's lock state.
@@ -307,68 +272,6 @@ final class Store {
       if collection.locked { locked += found } else { unlocked += found }
     }
     return (unlocked, locked)
-  }
-
-  // MARK: Expiry
-
-  /// Removes every item whose time has come, with `itemDeleted` events.
-  /// Returns the next pending expiry.
-  @discardableResult
-  func purgeExpired() -> UInt64? {
-    let now = now
-    while let next = expiries.peek, next.time <= now {
-      expiries.pop()
-      guard let collection = collections[next.reference.collection],
-        let item = collection.items[next.reference.item], let expiresAt = item.expiresAt, expiresAt <= now
-      else { continue }
-      removeItem(collection, next.reference.item)
-    }
-    return expiries.peek?.time
-  }
-
-  /// Sets when `item` expires. An entry whose item was deleted or given another time stays in
-  /// the queue until it comes up (it is skipped then); once stale entries could outnumber the
-  /// items, the queue is rebuilt from the items, so it never grows with rewrites alone.
-  private func setExpiry(_ expiry: UInt64?, of item: StoredItem, _ reference: ItemReference) {
-    guard item.expiresAt != expiry else { return }
-    if expiries.count > 2 * itemCount + 64 { rebuildExpiries() }
-    item.expiresAt = expiry
-    guard let expiry else { return }
-    let previous = expiries.peek?.time
-    expiries.push(time: expiry, reference: reference)
-    if previous.map({ expiry < $0 }) ?? true { onNextExpiryChanged(expiry) }
-  }
-
-  private func rebuildExpiries() {
-    var queue = ExpiryQueue()
-    for (name, collection) in collections {
-      for (number, item) in collection.items {
-        if let time = item.expiresAt {
-          queue.push(time: time, reference: ItemReference(collection: name, item: number))
-        }
-      }
-    }
-    expiries = queue
-  }
-
-  private func expiry(for attributes: [String: String]) throws(StoreError) -> UInt64? {
-    for name in Self.expiryAttributes {
-      if let value = attributes[name] {
-        guard let seconds = UInt64(value) else { throw .invalidExpiry(attribute: name, value: value) }
-        return seconds
-      }
-    }
-    return defaultTTL.map { now + $0 }
-  }
-
-  // MARK: Memory
-
-  /// Counts `bytes` more (or fewer, when negative) against the memory budget.
-  private func reserve(_ bytes: Int) throws(StoreError) {
-    guard bytes <= 0 || usedBytes + bytes <= limits.maxMemory else {
-      throw .limitExceeded(.memory, actual: usedBytes + bytes, maximum: limits.maxMemory)
-    }
-    usedBytes += bytes
   }
 
   /// At most how many items a search for `query` may match, across all collections.

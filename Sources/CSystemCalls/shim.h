@@ -1,0 +1,84 @@
+#ifndef CSYSTEMCALLS_SHIM_H
+#define CSYSTEMCALLS_SHIM_H
+
+// What Swift cannot call itself: variadic syscall(2), the CMSG_* macros of SCM_RIGHTS, and
+// constants glibc declares only under _GNU_SOURCE (which cannot be defined here: Swift's own
+// view of glibc is built without it).
+#include <errno.h>
+#include <stddef.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#ifndef SYS_memfd_secret
+#define SYS_memfd_secret 447
+#endif
+#define SECRETD_MFD_CLOEXEC 0x0001U
+#define SECRETD_MFD_ALLOW_SEALING 0x0002U
+#define SECRETD_F_ADD_SEALS 1033
+#define SECRETD_F_GET_SEALS 1034
+#define SECRETD_F_SEAL_SEAL 0x0001
+#define SECRETD_F_SEAL_SHRINK 0x0002
+#define SECRETD_F_SEAL_GROW 0x0004
+#define SECRETD_MLOCK_ONFAULT 0x01
+
+/// memfd_secret(2): a file of memory removed from the kernel's direct map. -1 and errno on failure.
+static inline int secretd_memfd_secret(void) { return (int)syscall(SYS_memfd_secret, O_CLOEXEC); }
+
+/// memfd_create(2) with MFD_CLOEXEC | MFD_ALLOW_SEALING.
+static inline int secretd_memfd_sealable(const char *name) {
+  return (int)syscall(SYS_memfd_create, name, SECRETD_MFD_CLOEXEC | SECRETD_MFD_ALLOW_SEALING);
+}
+
+/// fcntl(2) F_ADD_SEALS: no shrinking, no growing, no more seals.
+static inline int secretd_seal_size(int fd) {
+  return fcntl(fd, SECRETD_F_ADD_SEALS, SECRETD_F_SEAL_SHRINK | SECRETD_F_SEAL_GROW | SECRETD_F_SEAL_SEAL);
+}
+
+/// fcntl(2) F_GET_SEALS.
+static inline int secretd_seals(int fd) { return fcntl(fd, SECRETD_F_GET_SEALS); }
+static inline int secretd_seal_shrink_flag(void) { return SECRETD_F_SEAL_SHRINK; }
+
+/// mlock2(2) with MLOCK_ONFAULT: pages are locked as they are first touched.
+static inline int secretd_lock_on_fault(void *address, size_t length) {
+  return (int)syscall(SYS_mlock2, address, length, SECRETD_MLOCK_ONFAULT);
+}
+
+/// Sends `length` bytes with the descriptors `fds` (SCM_RIGHTS) on the datagram socket `socket`
+/// to the address `address` (a path, or an abstract name starting with '@').
+static inline ssize_t secretd_send_with_fds(int socket, const char *address, const void *bytes, size_t length,
+                                            const int *fds, int count) {
+  struct sockaddr_un target;
+  memset(&target, 0, sizeof target);
+  target.sun_family = AF_UNIX;
+  size_t size = strlen(address);
+  if (size == 0 || size >= sizeof target.sun_path) { errno = EINVAL; return -1; }
+  memcpy(target.sun_path, address, size);
+  if (target.sun_path[0] == '@') target.sun_path[0] = 0;
+  struct iovec vector = {.iov_base = (void *)bytes, .iov_len = length};
+  char control[CMSG_SPACE(sizeof(int) * 16)];
+  memset(control, 0, sizeof control);
+  struct msghdr message = {
+      .msg_name = &target,
+      .msg_namelen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + size),
+      .msg_iov = &vector,
+      .msg_iovlen = 1,
+  };
+  if (count > 16) { errno = EINVAL; return -1; }
+  if (count > 0) {
+    message.msg_control = control;
+    message.msg_controllen = CMSG_SPACE(sizeof(int) * count);
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int) * count);
+    memcpy(CMSG_DATA(header), fds, sizeof(int) * count);
+  }
+  return sendmsg(socket, &message, MSG_NOSIGNAL);
+}
+
+#endif

@@ -1,0 +1,169 @@
+// Where the store comes from at start and where it goes: the arena the service manager kept
+// (systemd's file descriptor store) is opened and served again; a new one is made when there is
+// none; either is handed to the service manager, so that a crash, an OOM kill or a restart onto
+// a new binary loses nothing. An arena that does not check out is never served and never
+// dropped: it is kept, under another name, until the user discards it.
+package import SystemCalls
+
+/// The store secretd serves, the arena under it, and what became of any arena it was handed.
+package final class StoreKeeper {
+  /// The name the service manager keeps the arena under, and the one for arenas refused.
+  static let storeName = "store"
+  static let rejectedName = "rejected"
+
+  let store: Store
+  /// Why an arena the service manager handed back was refused, one line each.
+  package private(set) var rejections: [String]
+  /// Refused arenas this process holds, to keep them with the service manager.
+  private var rejected: [FileDescriptor]
+  /// What secretd tells at start, one line each.
+  package let report: [String]
+
+  /// Opens the arena named `store` among `inherited` descriptors, or makes a new one, and the
+  /// store in it. Throws when no arena can be had at all (memory cannot be mapped or locked).
+  package convenience init(
+    configuration: Configuration, inherited: [(name: String, descriptor: FileDescriptor)]
+  ) throws(StoreKeeperError) {
+    try self.init(configuration: configuration, inherited: inherited, clock: SystemExpiryClock())
+  }
+
+  init(
+    configuration: Configuration, inherited: [(name: String, descriptor: FileDescriptor)], clock: any ExpiryClock
+  ) throws(StoreKeeperError) {
+    rejected = inherited.filter { $0.name == Self.rejectedName }.map(\.descriptor)
+    rejections = rejected.map { _ in "refused by an earlier secretd (see its log)" }
+    var report: [String] = []
+    var recovered: Store?
+    if let handed = inherited.first(where: { $0.name == Self.storeName })?.descriptor {
+      switch Self.recover(handed, configuration: configuration, clock: clock) {
+      case .success(let store):
+        recovered = store
+        report.append(Self.describeRecovery(store))
+      case .failure(let reason):
+        rejections.append(reason.description)
+        rejected.append(handed)
+        report.append(
+          "the store the service manager kept is not served: \(reason); it is kept as '\(Self.rejectedName)' "
+            + "until you discard it (secretctl store discard-rejected), and secretd starts with an empty store")
+        Self.moveToRejected(handed)
+      }
+    }
+    if let recovered {
+      store = recovered
+    } else {
+      do throws(ArenaMemoryError) {
+        store = try Self.fresh(configuration: configuration, clock: clock)
+      } catch {
+        throw .noMemory(error)
+      }
+    }
+    report.append(Self.describeMemory(store, configuration))
+    self.report = report
+  }
+
+  /// A store in a new arena, kept nowhere else (tests and a secretd without a service manager).
+  static func fresh(configuration: Configuration, clock: any ExpiryClock = SystemExpiryClock()) throws(ArenaMemoryError)
+    -> Store
+  {
+    let memory = try ArenaMemory.make(
+      size: configuration.limits.arenaSize, allowUnlocked: configuration.allowUnlockedMemory)
+    let arena = Arena(formatting: memory, now: clock.now())
+    do throws(StoreError) {
+      return try Store(
+        formatting: arena, limits: configuration.limits, clock: clock, defaultTTL: configuration.defaultTTL,
+        limited: false)
+    } catch {
+      throw .cannotMap(size: memory.size, reason: "the arena cannot hold its first collection (\(error))")
+    }
+  }
+
+  /// Hands the arena to the service manager (when there is one), to be given back to the next
+  /// secretd. Returns whether it was taken.
+  @discardableResult
+  package func handToServiceManager() -> Bool {
+    guard ServiceManager.isListening else { return false }
+    do throws(Errno) {
+      try ServiceManager.notify("FDSTORE=1\nFDNAME=\(Self.storeName)", descriptors: [store.arena.memory.file])
+      return true
+    } catch {
+      Log.warning("the service manager did not take the store (\(error)): a crash or restart will lose it")
+      return false
+    }
+  }
+
+  /// Lets every refused arena go, from this process and from the service manager.
+  package func discardRejected() {
+    if ServiceManager.isListening {
+      try? ServiceManager.notify("FDSTOREREMOVE=1\nFDNAME=\(Self.rejectedName)")
+    }
+    for descriptor in rejected { descriptor.close() }
+    rejected = []
+    rejections = []
+  }
+
+  // MARK: Opening
+
+  private static func recover(
+    _ descriptor: FileDescriptor, configuration: Configuration, clock: any ExpiryClock
+  ) -> Result<Store, Refusal> {
+    let memory: ArenaMemory
+    do throws(ArenaMemoryError) {
+      memory = try ArenaMemory.adopt(descriptor, allowUnlocked: configuration.allowUnlockedMemory)
+    } catch {
+      guard case .cannotMap(let size, let reason) = error else { return .failure(Refusal("\(error)")) }
+      return .failure(Refusal("its \(size) bytes cannot be mapped and locked (\(reason))"))
+    }
+    do throws(ArenaError) {
+      let (arena, contents) = try Arena.open(memory)
+      return .success(
+        Store(
+          recovering: arena, contents: contents, limits: configuration.limits, clock: clock,
+          defaultTTL: configuration.defaultTTL))
+    } catch {
+      return .failure(Refusal("\(error)"))
+    }
+  }
+
+  /// Why an arena handed back is not served.
+  private struct Refusal: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+  }
+
+  /// Renames a refused arena in the service manager's store. Between the two messages only this
+  /// process holds it.
+  private static func moveToRejected(_ descriptor: FileDescriptor) {
+    guard ServiceManager.isListening else { return }
+    try? ServiceManager.notify("FDSTOREREMOVE=1\nFDNAME=\(storeName)")
+    try? ServiceManager.notify("FDSTORE=1\nFDNAME=\(rejectedName)", descriptors: [descriptor])
+  }
+
+  private static func describeRecovery(_ store: Store) -> String {
+    let items = store.itemCount == 1 ? "1 item" : "\(store.itemCount) items"
+    let collections = store.collections.count == 1 ? "1 collection" : "\(store.collections.count) collections"
+    return "serving again the store the service manager kept: \(items) in \(collections)"
+  }
+
+  private static func describeMemory(_ store: Store, _ configuration: Configuration) -> String {
+    let memory = store.arena.memory
+    var line = "store in \(Size.text(memory.size)) of \(memory.kind.summary)"
+    if let refusal = memory.secretMemoryRefusal, memory.kind != .secret { line += " (\(refusal))" }
+    return line
+  }
+}
+
+/// Why secretd has no store to serve.
+package struct StoreKeeperError: Error, CustomStringConvertible {
+  package let description: String
+
+  static func noMemory(_ error: ArenaMemoryError) -> StoreKeeperError {
+    switch error {
+    case .cannotMap(let size, let reason):
+      let limit = ResourceLimits.lockedMemory.map(Size.text) ?? "unlimited"
+      return StoreKeeperError(
+        description: "cannot map and lock \(Size.text(size)) for the store (\(reason)); RLIMIT_MEMLOCK is \(limit): "
+          + "raise LimitMEMLOCK= in the unit or ulimit -l, lower \(Limit.memory.flag), or start secretd with "
+          + "--allow-unlocked-memory")
+    }
+  }
+}

@@ -1,0 +1,103 @@
+// The memory an arena lives in: a memfd_secret file where the kernel allows it, else a memfd
+// that is locked, left out of core dumps and sealed against shrinking; mapped shared, so the
+// file (handed to the service manager) keeps every byte when this process dies.
+import SystemCalls
+
+/// What kind of memory holds the store.
+package enum ArenaMemoryKind: String, Sendable {
+  /// memfd_secret: out of the kernel's direct map, unreadable through /proc/PID/mem, never swapped.
+  case secret = "memfd_secret"
+  /// A memfd, locked (never swapped), out of core dumps, sealed against shrinking.
+  case lockedMemfd = "locked memfd"
+  /// A memfd that could not be locked (--allow-unlocked-memory): it may be swapped.
+  case unlockedMemfd = "unlocked memfd"
+
+  /// How a log line or `secretctl status` says it.
+  package var summary: String {
+    switch self {
+    case .secret: "memfd_secret (out of the kernel's direct map, never swapped)"
+    case .lockedMemfd: "a locked, sealed memfd (memfd_secret refused here)"
+    case .unlockedMemfd: "an unlocked memfd that may be swapped (--allow-unlocked-memory)"
+    }
+  }
+}
+
+/// Why the arena's memory could not be had.
+enum ArenaMemoryError: Error, Equatable {
+  case cannotMap(size: Int, reason: String)
+}
+
+/// A memory file mapped into this process. The mapping and the descriptor last as long as the process.
+final class ArenaMemory {
+  let file: FileDescriptor
+  let base: UnsafeMutableRawPointer
+  let size: Int
+  let kind: ArenaMemoryKind
+  /// Why memfd_secret was not used, when it was not.
+  let secretMemoryRefusal: String?
+
+  private init(file: FileDescriptor, base: UnsafeMutableRawPointer, size: Int, kind: ArenaMemoryKind, refusal: String?)
+  {
+    (self.file, self.base, self.size, self.kind, self.secretMemoryRefusal) = (file, base, size, kind, refusal)
+  }
+
+  /// New memory of `size` bytes, zero-filled: secret memory if the kernel gives it (and
+  /// `preferSecret`), else a locked memfd, else (with `allowUnlocked`) an unlocked one.
+  static func make(size: Int, preferSecret: Bool = true, allowUnlocked: Bool) throws(ArenaMemoryError) -> ArenaMemory {
+    var refusal = "not asked for"
+    if preferSecret {
+      do throws(Errno) {
+        let file = try FileDescriptor.secretMemory()
+        do throws(Errno) {
+          try file.setSize(size)
+          return ArenaMemory(file: file, base: try file.mapShared(size), size: size, kind: .secret, refusal: nil)
+        } catch {
+          file.close()
+          throw error
+        }
+      } catch {
+        refusal = "memfd_secret: \(error)"
+      }
+    }
+    do throws(Errno) {
+      let file = try FileDescriptor.sealableMemory(name: "secretd-arena")
+      try file.setSize(size)
+      try file.sealSize()
+      return try mapOrdinary(file, size: size, allowUnlocked: allowUnlocked, refusal: refusal)
+    } catch {
+      throw .cannotMap(size: size, reason: "\(refusal); memfd: \(error)")
+    }
+  }
+
+  /// Maps a memory file handed back by the service manager; its kind is read from the kernel.
+  static func adopt(_ file: FileDescriptor, allowUnlocked: Bool) throws(ArenaMemoryError) -> ArenaMemory {
+    do throws(Errno) {
+      let size = try file.size()
+      guard size > 0 else { throw Errno.invalidArgument }
+      if Files.symbolicLinkTarget("/proc/self/fd/\(file.rawValue)")?.hasPrefix("/secretmem") == true {
+        return ArenaMemory(file: file, base: try file.mapShared(size), size: size, kind: .secret, refusal: nil)
+      }
+      return try mapOrdinary(file, size: size, allowUnlocked: allowUnlocked, refusal: "handed back as a memfd")
+    } catch {
+      throw .cannotMap(size: (try? file.size()) ?? 0, reason: "\(error)")
+    }
+  }
+
+  private static func mapOrdinary(
+    _ file: FileDescriptor, size: Int, allowUnlocked: Bool, refusal: String
+  ) throws(Errno) -> ArenaMemory {
+    let base = try file.mapShared(size)
+    Memory.excludeFromCoreDumps(base, count: size)
+    do throws(Errno) {
+      try Memory.lockOnFault(base, count: size)
+      return ArenaMemory(file: file, base: base, size: size, kind: .lockedMemfd, refusal: refusal)
+    } catch {
+      guard allowUnlocked else {
+        Memory.unmap(base, count: size)
+        throw error
+      }
+      return ArenaMemory(
+        file: file, base: base, size: size, kind: .unlockedMemfd, refusal: "\(refusal); mlock: \(error)")
+    }
+  }
+}
