@@ -77,7 +77,7 @@ extension OpenBaoTests {
       try await withOpenBao { server in
         let file = server.directory.appending(path: "token")
         let first = try server.createToken(ttl: "1h")
-        try Data((first + "\n").utf8).write(to: file)
+        try writePrivately(first + "\n", to: file)
         let configuration = server.configuration(
           authentication: .tokenFile(file.path), pollInterval: .seconds(3600))
         try await withOpenBaoKeys(server, configuration: configuration) { _ in
@@ -85,7 +85,7 @@ extension OpenBaoTests {
           $counter.withLock { $0 = 1 }
           try await $counter.save()
           // An agent rotates the token: the old one is revoked, the file holds a new one.
-          try Data(try server.createToken(ttl: "1h").utf8).write(to: file)
+          try writePrivately(try server.createToken(ttl: "1h"), to: file)
           try server.bao(["token", "revoke", first]).expectSuccess()
           $counter.withLock { $0 = 2 }
           try await $counter.save()
@@ -108,6 +108,12 @@ extension OpenBaoTests {
       }
     }
   }
+}
+
+/// Writes `text` to a file only its owner may read, as a token file must be.
+func writePrivately(_ text: String, to file: URL) throws {
+  try Data(text.utf8).write(to: file)
+  try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
 }
 
 extension OpenBaoServer {
