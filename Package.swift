@@ -68,7 +68,9 @@ let package = Package(
       swiftSettings: swiftSettings),
     .testTarget(
       name: "SecretsTests",
-      dependencies: ["Secrets", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example"],
+      dependencies: [
+        "Secrets", "SecretsOpenBao", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example",
+      ],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "SecretsOpenBaoTests",

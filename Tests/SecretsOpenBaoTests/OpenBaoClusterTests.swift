@@ -15,7 +15,7 @@ extension OpenBaoTests {
         addresses: cluster.addresses.compactMap(URL.init(string:)), authentication: .token(cluster.rootToken),
         pollInterval: .seconds(3600), requestTimeout: .seconds(30))
       var environment = SharedEnvironment.test()
-      environment.secretStorage = .openBao(configuration)
+      environment.secretKeyStore = .openBao(configuration)
       let leader = try #require(try cluster.leader())
       // Every version kept (10 by default), so each acknowledged value can be looked for.
       try cluster.bao(["write", "secret/config", "max_versions=100"], address: cluster.addresses[leader])

@@ -160,7 +160,7 @@ extension OpenBaoTests {
         addresses: [URL(string: "http://127.0.0.1:\(port)")!], authentication: .token("t"),
         requestTimeout: .seconds(2))
       var environment = SharedEnvironment.test()
-      environment.secretStorage = .openBao(configuration)
+      environment.secretKeyStore = .openBao(configuration)
       try environment.withValue {
         @Shared(.secret(service: "nowhere", account: "a")) var token: Token? = Token(value: "default", expires: 0)
         let error = try #require($token.loadError)

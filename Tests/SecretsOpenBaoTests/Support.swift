@@ -53,6 +53,6 @@ func withOpenBaoKeys<T: Sendable>(
 ) async throws -> T {
   let clock = TestWriteClock()
   var environment = SharedEnvironment.test(clock: clock)
-  environment.secretStorage = .openBao(configuration ?? server.configuration())
+  environment.secretKeyStore = .openBao(configuration ?? server.configuration())
   return try await environment.withValue { try await body(clock) }
 }
