@@ -157,7 +157,7 @@ final class Redirector: Sendable {
 }
 
 /// Whether something accepts TCP connections on the loopback port.
-private func isListening(port: Int) -> Bool {
+func isListening(port: Int) -> Bool {
   let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
   defer { close(socket) }
   var target = sockaddr_in()
