@@ -1,8 +1,8 @@
 public import SharedState
 
-/// Where `.secret` keys keep their values: the items of the environment's
-/// ``SharedEnvironment/secretStorage`` (the Secret Service live, memory in tests) by default,
-/// or a `PersistentStore` of another kind for each key, such as OpenBao's (`SecretsOpenBao`):
+/// Where `.secret` keys keep their values: by default the items of the environment's
+/// `secretStorage` (the Secret Service live, memory in tests); else a `PersistentStore` of
+/// another kind for each key, such as the OpenBao secrets of `SecretsOpenBao`.
 ///
 /// ```swift
 /// var fleet = SharedEnvironment.current
@@ -24,7 +24,7 @@ public struct SecretKeyStore: Sendable {
 
   let kind: Kind
 
-  /// The items of the environment's ``SharedEnvironment/secretStorage``: the default.
+  /// The items of the environment's `secretStorage`: the default.
   public static var secretStorage: SecretKeyStore { SecretKeyStore(kind: .secretStorage) }
 
   /// A store of another kind: `makeStore` gives the store of each key, from the key's address,
@@ -61,7 +61,7 @@ enum SecretKeyStoreKey: SharedEnvironmentKey {
 
 extension SharedEnvironment {
   /// Where `.secret` keys keep their values: ``SecretKeyStore/secretStorage`` (the items of
-  /// ``secretStorage``) unless set to a store of another kind, such as `.openBao(_:)`.
+  /// `secretStorage`) unless set to a store of another kind, such as `.openBao(_:)`.
   public var secretKeyStore: SecretKeyStore {
     get { self[SecretKeyStoreKey.self] }
     set { self[SecretKeyStoreKey.self] = newValue }

@@ -5,7 +5,7 @@ import Synchronization
 /// Service or in memory for tests.
 ///
 /// A key captures the `secretStorage` of the `SharedEnvironment` current when it is created
-/// (unless its ``SharedEnvironment/secretKeyStore`` names a store of another kind), so a test
+/// (unless its `secretKeyStore` names a store of another kind), so a test
 /// puts every key it creates on an empty in-memory store, with every other key's storage, in
 /// one set-up:
 ///
@@ -116,7 +116,7 @@ enum SecretStorageKey: SharedEnvironmentKey {
 }
 
 extension SharedEnvironment {
-  /// The Secret Service items that `.secret` keys (unless ``secretKeyStore`` names a store of
+  /// The Secret Service items that `.secret` keys (unless `secretKeyStore` names a store of
   /// another kind) and live queries use: the Secret Service on the session bus, live; an empty
   /// in-memory store in `SharedEnvironment.test(fileSystem:defaults:clock:reportIssue:)`.
   public var secretStorage: SecretStorage {
