@@ -144,8 +144,8 @@ public final class OpenBaoClient: Sendable {
   ///     there.
   ///   - mount: The KV v2 mount; the configured one by default.
   /// - Returns: The version written. When the cluster lost a node holding this very write
-  ///   before it answered and the write then met itself (version `checkAndSet + 1` holds
-  ///   exactly `fields`), that version.
+  ///   before it answered and the write then met itself (version `checkAndSet + 1`, the newest,
+  ///   holds exactly `fields`), that version.
   @discardableResult
   public func write(
     _ path: String, fields: [String: String], checkAndSet: Int?, mount: String? = nil
@@ -156,12 +156,14 @@ public final class OpenBaoClient: Sendable {
     let encoded = (try? JSONSerialization.data(withJSONObject: body)) ?? Data()
     let response = try send("POST", location, body: encoded)
     if response.status == 400, response.errorText.contains("check-and-set") {
-      if response.followsUnconfirmedAttempt, let checkAndSet,
+      // Asked first: once a node shows the newer version, reads of it see it too.
+      let newest = newestVersion(path, after: checkAndSet, mount: mount)
+      if response.followsUnconfirmedAttempt, let checkAndSet, newest == checkAndSet + 1,
         try holds(path, version: checkAndSet + 1, exactly: fields, mount: mount)
       {
         return checkAndSet + 1
       }
-      throw .conflict(path: location, version: newestVersion(path, after: checkAndSet, mount: mount))
+      throw .conflict(path: location, version: newest)
     }
     try expectSuccess(response, location)
     guard let data = response.json?["data"] as? [String: Any], let version = data["version"] as? Int else {
