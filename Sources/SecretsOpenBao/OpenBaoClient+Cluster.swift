@@ -28,8 +28,8 @@ extension OpenBaoClient {
   /// recovers from losing its leader (see `isPassing`), rounds are repeated until the request
   /// timeout has passed since the first.
   ///
-  /// A request other than a read that may have been carried out by a server whose answer never
-  /// came (it died meanwhile) is not confirmed: when no later attempt is answered, that is the
+  /// A write that may have been carried out by a server whose answer never came (it died
+  /// meanwhile, or a standby's forwarding to it failed) is not confirmed: when no later attempt is answered, that is the
   /// error (``OpenBaoError/writeUnconfirmed(path:reason:)``); when one is, its answer says so
   /// (`followsUnconfirmedAttempt`), for it may answer a repeat of what was done.
   func sendToCluster(_ method: String, _ location: String, query: String? = nil, body: Data?, token: String?)
@@ -38,7 +38,8 @@ extension OpenBaoClient {
     let addresses = configuration.addresses
     guard !addresses.isEmpty else { throw .unreachable(addresses: [], reason: "no server address configured") }
     let deadline = ContinuousClock.now + configuration.requestTimeout
-    let isRead = method == "GET"
+    // Reads, and the token's own requests (a login, a renewal), may be made twice unnoticed.
+    let repeatable = method == "GET" || location.hasPrefix("auth/")
     var pause = Duration.milliseconds(50)
     var unconfirmed = false
     while true {
@@ -49,7 +50,7 @@ extension OpenBaoClient {
       for offset in 0..<addresses.count {
         let server = (start + offset) % addresses.count
         let outcome = attempt(method, addresses[server], location, query: query, body: body, token: token)
-        unconfirmed = unconfirmed || (!isRead && outcome.mayHaveBeenCarriedOut)
+        unconfirmed = unconfirmed || (!repeatable && outcome.mayHaveBeenCarriedOut)
         switch outcome {
         case .answered(var response):
           preferred.store(server, ordering: .relaxed)
@@ -107,7 +108,7 @@ extension OpenBaoClient {
     if (301...308).contains(response.status) {
       guard let target = response.location.flatMap(URL.init(string:)), let server = configuredServer(target) else {
         return .unreachable(
-          "\(address.absoluteString) redirected to a server that is not configured", mayHaveArrived: false)
+          "\(address.absoluteString) redirected to a server that is not configured", mayHaveArrived: true)
       }
       do throws(TransportFailure) {
         response = try transport.send(

@@ -169,6 +169,13 @@ extension OpenBaoTests {
         #expect("\(error)".contains("cannot be reached"))
         #expect(token == Token(value: "default", expires: 0))
       }
+      // A write that no server took (connection refused) was not sent: not an unconfirmed one.
+      #expect {
+        try OpenBaoClient(configuration).write("nowhere", fields: ["value": "1"], checkAndSet: nil)
+      } throws: { error in
+        guard case OpenBaoError.unreachable = error else { return false }
+        return true
+      }
     }
 
     @Test func undecodableContentsAreAnErrorAndAreKeptBesideTheSecretBeforeTheFirstWrite() async throws {
