@@ -36,7 +36,8 @@ let package = Package(
     .target(name: "Secrets", dependencies: ["SharedState", "SecretClient"], swiftSettings: swiftSettings),
     // The same keys over OpenBao's KV v2 (HTTP, FoundationNetworking), for fleets; its own module so
     // that nothing else loads libcurl.
-    .target(name: "SecretsOpenBao", dependencies: ["Secrets", "SecretClient"], swiftSettings: swiftSettings),
+    .target(
+      name: "SecretsOpenBao", dependencies: ["Secrets", "SecretClient", "SystemCalls"], swiftSettings: swiftSettings),
     .target(
       name: "SecretDaemon", dependencies: ["CLibSecret", "SystemCalls", "TransferCrypto"],
       swiftSettings: swiftSettings),
@@ -69,7 +70,9 @@ let package = Package(
       swiftSettings: swiftSettings),
     .testTarget(
       name: "SecretsTests",
-      dependencies: ["Secrets", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example"],
+      dependencies: [
+        "Secrets", "SecretsOpenBao", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example",
+      ],
       swiftSettings: swiftSettings),
     .testTarget(
       name: "SecretsOpenBaoTests",

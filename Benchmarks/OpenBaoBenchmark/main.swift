@@ -86,7 +86,7 @@ let server = try await OpenBaoServer()
 defer { server.stop() }
 let peer = try Peer(server)
 var environment = SharedEnvironment.current
-environment.secretStorage = .openBao(
+environment.secretKeyStore = .openBao(
   OpenBaoConfiguration(
     addresses: [URL(string: server.address)!], authentication: .token(server.rootToken),
     pollInterval: .seconds(3600)))

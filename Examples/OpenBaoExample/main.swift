@@ -12,7 +12,7 @@ struct DeployKey: Codable, Sendable {
 
 func main() async throws {
   var fleet = SharedEnvironment.current
-  fleet.secretStorage = .openBao(OpenBaoConfiguration())  // BAO_ADDR and BAO_TOKEN
+  fleet.secretKeyStore = .openBao(OpenBaoConfiguration())  // BAO_ADDR and BAO_TOKEN
   try await fleet.withValue {
     @Shared(.secret(service: "com.example.fleet", account: "deploy")) var deploy: DeployKey? = nil
     if let error = $deploy.loadError { throw error }  // sealed, forbidden, unreachable: never "absent"

@@ -91,7 +91,7 @@ final class LiveQuery<Value: Sendable>: Sendable {
     let failure = state.withLock { state -> (any Error)? in
       guard state.watchWanted, state.watch == nil else { return nil }
       do {
-        state.watch = try storage.watch(query.collection) { [weak self] _ in self?.changeNoticed() }
+        state.watch = try storage.watch(.collection(query.collection)) { [weak self] in self?.changeNoticed() }
         return nil
       } catch SecretError.serviceUnavailable {
         return nil

@@ -14,16 +14,11 @@ struct SecretItemStore: PersistentStore {
   func write(_ bytes: [UInt8]) throws { try storage.write(address, bytes) }
   func delete() throws { try storage.delete(address) }
   func keepCopy(of bytes: [UInt8], stamp: String) throws { try storage.backup(address, bytes, stamp) }
-  func readDiscarded() { storage.readDiscarded(address) }
 
-  /// A provider that cannot be reached now is watched once it answers again. A change to
-  /// another item of the collection than the one this address was last found at is ignored.
+  /// A provider that cannot be reached now is watched once it answers again.
   func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? {
     do {
-      return try storage.watch(address.collection) { [storage, address] itemPath in
-        if let itemPath, let known = storage.knownPath(address), itemPath != known { return }
-        onChange()
-      }
+      return try storage.watch(.item(address), onChange)
     } catch SecretError.serviceUnavailable {
       return nil
     }

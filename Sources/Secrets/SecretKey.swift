@@ -24,8 +24,9 @@ extension SharedReaderKey {
   ///   while a local value waits for its write, it wins.
   ///
   /// The rules are SharedState's `PersistentValue`'s, the same as `.fileStorage`'s; the
-  /// storage is the current `SharedEnvironment`'s `secretStorage` (the Secret Service live, an
-  /// empty in-memory store in `SharedEnvironment.test()`).
+  /// store is the current `SharedEnvironment`'s `secretKeyStore`: by default the items of its
+  /// `secretStorage` (the Secret Service live, an empty in-memory store in
+  /// `SharedEnvironment.test()`), or a store of another kind such as OpenBao's.
   ///
   /// - Parameters:
   ///   - service: the `service` attribute of the item.
@@ -40,20 +41,23 @@ extension SharedReaderKey {
 }
 
 /// The key behind `.secret(service:account:collection:writeWindow:)`: a `PersistentValue`
-/// over one Secret Service item.
+/// over one Secret Service item, or over the store of its address in the environment's
+/// ``SecretKeyStore``.
 public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConvertible {
-  let persistent: PersistentValue<SecretItemStore, Value>
+  let persistent: PersistentValue<AnySecretStore, Value>
+  /// Where the value lives.
+  public let address: SecretItemAddress
+  private let store: ObjectIdentifier
 
   init(_ address: SecretItemAddress, writeWindow: Duration) {
     let environment = SharedEnvironment.current
-    let store = SecretItemStore(address: address, storage: environment.secretStorage)
+    let (store, identity) = environment.secretKeyStore.store(for: address, in: environment)
+    self.address = address
+    self.store = identity
     persistent = PersistentValue(
       store: store, window: writeWindow, decode: { try SecretJSON.decode(Value.self, $0, address: address) },
       encode: { try SecretJSON.encode($0) }, environment: environment)
   }
-
-  /// Where the value lives.
-  public var address: SecretItemAddress { persistent.store.address }
 
   /// Service, account and collection (and the store, which differs only in tests): nothing
   /// else, so every declaration of the same secret shares one value whatever its window.
@@ -70,9 +74,7 @@ public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConve
   /// Service, account, collection and store: keys of the same value type with equal ids share
   /// one value.
   public var id: ID {
-    ID(
-      service: address.service, account: address.account, collection: address.collection,
-      store: ObjectIdentifier(persistent.store.storage.identity))
+    ID(service: address.service, account: address.account, collection: address.collection, store: store)
   }
 
   /// `.secret(service: "S", account: "A")`, for messages and debugging.
@@ -86,10 +88,10 @@ public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConve
     persistent.load(context: context, continuation: continuation)
   }
 
-  /// Watches the item's collection through the provider's `ItemCreated/Changed/Deleted`
-  /// signals; the key's own writes do not come back as changes. When the provider cannot be
-  /// reached, watching starts after the key's next successful read or write. Cancelling writes
-  /// a pending value.
+  /// Watches the item through the provider's `ItemCreated/Changed/Deleted` signals (or as its
+  /// store watches); the key's own writes do not come back as changes. When the provider cannot
+  /// be reached, watching starts after the key's next successful read or write. Cancelling
+  /// writes a pending value.
   public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
     persistent.subscribe(context: context, subscriber: subscriber)
   }

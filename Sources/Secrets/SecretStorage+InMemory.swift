@@ -42,7 +42,7 @@ final class InMemorySecretStore: Sendable {
   private struct State {
     var items: [ItemKey: Item] = [:]
     var nextNumber = 1
-    var watchers: [UInt64: (collection: CollectionID, onChange: @Sendable (String?) -> Void)] = [:]
+    var watchers: [UInt64: (watched: SecretStorage.Watched, onChange: @Sendable () -> Void)] = [:]
     var nextWatcher: UInt64 = 0
   }
 
@@ -52,7 +52,8 @@ final class InMemorySecretStore: Sendable {
     state.withLock { $0.items[ItemKey(attributes: attributes, collection: collection)]?.bytes }
   }
 
-  /// Stores `bytes` (deletes the item for `nil`) and tells the watchers of the collection.
+  /// Stores `bytes` (deletes the item for `nil`) and tells the watchers of the item and of its
+  /// collection.
   func write(_ bytes: [UInt8]?, _ attributes: [String: String], label: String, _ collection: CollectionID) {
     let now = Date()
     let watchers = state.withLock { state in
@@ -68,9 +69,14 @@ final class InMemorySecretStore: Sendable {
       } else {
         state.items[key] = nil
       }
-      return state.watchers.values.filter { $0.collection == collection }.map(\.onChange)
+      return state.watchers.values.filter { watcher in
+        switch watcher.watched {
+        case .collection(let watched): watched == collection
+        case .item(let address): address.collection == collection && address.attributes == attributes
+        }
+      }.map(\.onChange)
     }
-    watchers.forEach { $0(nil) }
+    watchers.forEach { $0() }
   }
 
   /// The collection's items whose attributes include `attributes`.
@@ -92,10 +98,10 @@ final class InMemorySecretStore: Sendable {
     }
   }
 
-  func watch(_ collection: CollectionID, _ onChange: @escaping @Sendable (String?) -> Void) -> SharedSubscription {
+  func watch(_ watched: SecretStorage.Watched, _ onChange: @escaping @Sendable () -> Void) -> SharedSubscription {
     let id = state.withLock { state in
       state.nextWatcher += 1
-      state.watchers[state.nextWatcher] = (collection, onChange)
+      state.watchers[state.nextWatcher] = (watched, onChange)
       return state.nextWatcher
     }
     return SharedSubscription { [weak self] in

@@ -15,7 +15,7 @@ extension SecretStorage {
   /// write (one round trip apart) still receives that write, as with a search and a store.
   public static func secretService(_ client: SecretClient) -> SecretStorage {
     let places = ItemPlaces()
-    var storage = SecretStorage(
+    return SecretStorage(
       read: { address in
         if let handle = places[address],
           let value = try? client.secret(of: handle, ifAttributesAre: address.attributes)
@@ -47,13 +47,21 @@ extension SecretStorage {
           SecretValue(bytes: bytes), attributes: address.attributes.merging(["backup": stamp]) { $1 },
           label: "Backup of undecodable \(address.label), \(stamp)", in: address.collection, exactly: true)
       },
-      watch: { collection, onChange in
-        let changes = try client.changes(in: collection)
+      watch: { watched, onChange in
+        let changes = try client.changes(in: watched.collection)
         // A collection locked or unlocked changes what its items give, with no item signal.
-        let collectionChanges = try client.collectionChanges(in: collection)
+        let collectionChanges = try client.collectionChanges(in: watched.collection)
         let tasks = [
-          Task.detached { for await change in changes { onChange(change.itemPath) } },
-          Task.detached { for await _ in collectionChanges { onChange(nil) } },
+          Task.detached {
+            for await change in changes {
+              // A key's item is where it was last found: a change to another item costs it no read.
+              if case .item(let address) = watched, let known = places[address]?.path, change.itemPath != known {
+                continue
+              }
+              onChange()
+            }
+          },
+          Task.detached { for await _ in collectionChanges { onChange() } },
         ]
         return SharedSubscription { tasks.forEach { $0.cancel() } }
       },
@@ -68,8 +76,6 @@ extension SecretStorage {
         }
       }
     )
-    storage.knownPath = { places[$0]?.path }
-    return storage
   }
 }
 

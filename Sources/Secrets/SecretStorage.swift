@@ -1,11 +1,13 @@
 public import SharedState
 import Synchronization
 
-/// The store behind every ``SecretKey``: the Secret Service, or memory in tests.
+/// The Secret Service's seam: the items behind `.secret` keys and live queries, in the Secret
+/// Service or in memory for tests.
 ///
-/// A key captures the `secretStorage` of the `SharedEnvironment` current when it is created,
-/// so a test puts every key it creates on an empty in-memory store, with every other key's
-/// storage, in one set-up:
+/// A key captures the `secretStorage` of the `SharedEnvironment` current when it is created
+/// (unless its `secretKeyStore` names a store of another kind), so a test
+/// puts every key it creates on an empty in-memory store, with every other key's storage, in
+/// one set-up:
 ///
 /// ```swift
 /// @Test func rememberLogin() async throws {
@@ -28,20 +30,14 @@ public struct SecretStorage: Sendable {
   public var delete: @Sendable (SecretItemAddress) throws -> Void
   /// Keeps `bytes` in a backup item beside the item: same attributes plus `backup` = `stamp`.
   public var backup: @Sendable (SecretItemAddress, [UInt8], _ stamp: String) throws -> Void
-  /// Calls `onChange` whenever an item of the collection may have changed, with that item's
-  /// object path when it is known (`nil` for a change to the collection, such as its lock).
-  public var watch:
-    @Sendable (CollectionID, _ onChange: @escaping @Sendable (_ itemPath: String?) -> Void) throws ->
-      SharedSubscription
+  /// Calls `onChange` whenever what is watched may have changed: the item of an address (a
+  /// storage may also call it for other items of its collection), or any item of a collection,
+  /// including a change to the collection itself, such as its lock.
+  public var watch: @Sendable (Watched, _ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription
   /// The items of a collection whose attributes include the given ones (all when empty), with
   /// their secrets when asked for: what live queries read.
   public var search:
     @Sendable (_ attributes: [String: String], CollectionID, _ includeSecrets: Bool) throws -> [FoundItem]
-  /// Where the item of an address was last found, when the storage remembers it: a change
-  /// signalled for another item of the collection then costs that key no read.
-  package var knownPath: @Sendable (SecretItemAddress) -> String? = { _ in nil }
-  /// Told when a key threw away what `read` just gave it (see `PersistentStore.readDiscarded()`).
-  package var readDiscarded: @Sendable (SecretItemAddress) -> Void = { _ in }
   /// Tells stores apart: keys share a value only when they use the same store.
   let identity = StoreIdentity()
   /// Whether this is ``inMemory()``: change notices and last writes then happen at once.
@@ -56,10 +52,11 @@ public struct SecretStorage: Sendable {
   ///   - delete: Deletes the item if it exists.
   ///   - backup: Keeps bytes that did not decode in a backup item; the `String` is a UTC time
   ///     stamp that tells backups apart.
-  ///   - watch: Calls its handler whenever an item of the collection may have changed (with
-  ///     the item's path, or `nil` when unknown), until the returned subscription is cancelled. Throwing `SecretError.serviceUnavailable` means
-  ///     "not now": the key tries again after its next successful read, write or search; any
-  ///     other error stops watching for good.
+  ///   - watch: Calls its handler whenever the watched item, or any item of the watched
+  ///     collection, may have changed, until the returned subscription is cancelled (calling
+  ///     it for other items too costs a key one read). Throwing
+  ///     `SecretError.serviceUnavailable` means "not now": the key tries again after its next
+  ///     successful read, write or search; any other error stops watching for good.
   ///   - search: Returns the collection's items whose attributes include the given ones, with
   ///     their secrets when the `Bool` is set (locked items without). Without it, live queries
   ///     fail with ``SecretKeyError/searchUnsupported``.
@@ -68,7 +65,7 @@ public struct SecretStorage: Sendable {
     write: @escaping @Sendable (SecretItemAddress, [UInt8]) throws -> Void,
     delete: @escaping @Sendable (SecretItemAddress) throws -> Void,
     backup: @escaping @Sendable (SecretItemAddress, [UInt8], String) throws -> Void,
-    watch: @escaping @Sendable (CollectionID, @escaping @Sendable (String?) -> Void) throws -> SharedSubscription,
+    watch: @escaping @Sendable (Watched, @escaping @Sendable () -> Void) throws -> SharedSubscription,
     search: @escaping @Sendable ([String: String], CollectionID, Bool) throws -> [FoundItem] = { _, _, _ in
       throw SecretKeyError.searchUnsupported
     }
@@ -79,6 +76,22 @@ public struct SecretStorage: Sendable {
     self.backup = backup
     self.watch = watch
     self.search = search
+  }
+
+  /// What a watch follows.
+  public enum Watched: Hashable, Sendable {
+    /// The item of a key's address.
+    case item(SecretItemAddress)
+    /// Every item of a collection, and the collection itself (what live queries follow).
+    case collection(CollectionID)
+
+    /// The collection that holds what is watched.
+    public var collection: CollectionID {
+      switch self {
+      case .item(let address): address.collection
+      case .collection(let collection): collection
+      }
+    }
   }
 
   /// One item a search found.
@@ -103,13 +116,15 @@ enum SecretStorageKey: SharedEnvironmentKey {
 }
 
 extension SharedEnvironment {
-  /// Where `.secret` keys keep their values: the Secret Service on the session bus, live; an
-  /// empty in-memory store in `SharedEnvironment.test(fileSystem:defaults:clock:reportIssue:)`.
+  /// The Secret Service items that `.secret` keys (unless `secretKeyStore` names a store of
+  /// another kind) and live queries use: the Secret Service on the session bus, live; an empty
+  /// in-memory store in `SharedEnvironment.test(fileSystem:defaults:clock:reportIssue:)`.
   public var secretStorage: SecretStorage {
     get { self[SecretStorageKey.self] }
     set { self[SecretStorageKey.self] = newValue }
   }
 }
 
-/// An object whose only job is to be a distinct identity for one ``SecretStorage``.
+/// An object whose only job is to be a distinct identity for one store (a ``SecretStorage``, a
+/// ``SecretKeyStore``): keys share a value only when they use the same one.
 final class StoreIdentity: Sendable {}

@@ -1,25 +1,21 @@
 import Foundation
 import Secrets
 
-/// What `SecretStorage.openBao` does for each key: KV v2 reads and check-and-set writes.
+/// What `SecretKeyStore.openBao` does for each key's secret: KV v2 reads and check-and-set
+/// writes, shared by every key of the store.
 ///
-/// A cluster that has just changed leader can answer from a state older than one this process
-/// has already seen (the new leader has the writes but has not applied them yet): a read gives
-/// an older version, a check-and-set write fails against one. That is not another writer's
-/// change but a node catching up, so the request is made again, for up to the request timeout,
-/// until the answer is at least as new as what this process saw.
+/// No read gives a version older than the newest this process knows exists (one it read,
+/// wrote, or that a check-and-set write ran into): a node behind it (a standby not yet caught
+/// up, a new leader still applying its log) is asked again, for up to the request timeout, until
+/// it answers at least that. A check-and-set write that fails against an older version than its
+/// own base meets such a node too, and is made again.
 final class KVKeys: Sendable {
   let client: OpenBaoClient
   let versions = KVVersions()
 
   init(_ client: OpenBaoClient) { self.client = client }
 
-  func path(_ address: SecretItemAddress) -> String {
-    KVPath(address, folder: client.configuration.folder).text
-  }
-
-  func read(_ address: SecretItemAddress) throws(OpenBaoError) -> [UInt8]? {
-    let path = path(address)
+  func read(_ path: String) throws(OpenBaoError) -> [UInt8]? {
     let deadline = ContinuousClock.now + client.configuration.requestTimeout
     while true {
       let secret = try client.read(path)
@@ -33,7 +29,7 @@ final class KVKeys: Sendable {
         }
         state = current
       }
-      if let known = versions.known(path), state.version < known, ContinuousClock.now < deadline {
+      if state.version < versions.newest(path), ContinuousClock.now < deadline {
         Thread.sleep(forTimeInterval: 0.05)
         continue
       }
@@ -42,37 +38,67 @@ final class KVKeys: Sendable {
     }
   }
 
-  func write(_ address: SecretItemAddress, _ bytes: [UInt8]) throws(OpenBaoError) {
-    let path = path(address)
-    var base = versions.known(path) ?? 0
-    if versions.known(path) == nil, let current = try client.versionState(path) { base = current.version }
+  /// Writes `bytes` as a new version, check-and-set on the version the keys' value is based on.
+  /// A write that met its own earlier, unconfirmed attempt (stored although no answer came) is
+  /// recognised: it is not someone else's change.
+  func write(_ path: String, _ bytes: [UInt8]) throws(OpenBaoError) {
+    var base = versions.base(path) ?? 0
+    if versions.base(path) == nil, let current = try client.versionState(path) { base = current.version }
     let deadline = ContinuousClock.now + client.configuration.requestTimeout
     while true {
       do throws(OpenBaoError) {
-        let version = try client.write(
-          path, fields: ["value": String(decoding: bytes, as: UTF8.self)], checkAndSet: base)
+        let version = try client.write(path, fields: Self.fields(bytes), checkAndSet: base)
         versions.wrote(path, OpenBaoClient.VersionState(version: version, isDeleted: false))
         return
       } catch .conflict(_, let current) where (current ?? .max) < base && ContinuousClock.now < deadline {
         Thread.sleep(forTimeInterval: 0.05)
-      } catch {
-        if case .conflict = error { versions.forgetPolled(path) }
-        throw error
+      } catch .conflict(let location, let current) {
+        if let current, let landed = try earlierWriteStored(path, base: base) {
+          versions.wrote(path, OpenBaoClient.VersionState(version: base + 1, isDeleted: false))
+          // This very value is stored, and nothing after it: done.
+          if current == base + 1, landed == bytes { return }
+          base += 1
+          continue
+        }
+        versions.conflicted(path, newest: current)
+        throw .conflict(path: location, version: current)
+      } catch .writeUnconfirmed(let location, let reason) {
+        versions.sentUnconfirmed(path, base: base, bytes: bytes)
+        throw .writeUnconfirmed(path: location, reason: reason)
       }
     }
   }
 
+  /// The bytes of this process's write based on `base` that was sent without confirmation,
+  /// when version `base + 1` holds them: that write was stored.
+  private func earlierWriteStored(_ path: String, base: Int) throws(OpenBaoError) -> [UInt8]? {
+    guard let unconfirmed = versions.unconfirmed(path, base: base),
+      try client.holds(path, version: base + 1, exactly: Self.fields(unconfirmed.bytes), mount: nil)
+    else { return nil }
+    return unconfirmed.bytes
+  }
+
   /// Deletes exactly the version this process saw: when another was written meanwhile, it
   /// stays, and the delete is a conflict.
-  func delete(_ address: SecretItemAddress) throws(OpenBaoError) {
-    let path = path(address)
+  func delete(_ path: String) throws(OpenBaoError) {
     guard let current = try client.versionState(path), !current.isDeleted else { return }
-    let base = versions.known(path) ?? current.version
+    let base = versions.base(path) ?? current.version
     if base == current.version { try client.delete(path, version: base) }
     guard base == current.version, try client.versionState(path)?.version == base else {
-      versions.forgetPolled(path)
-      throw .conflict(path: client.dataPath(path, mount: nil), version: nil)
+      versions.conflicted(path, newest: current.version)
+      throw .conflict(path: client.dataPath(path, mount: nil), version: current.version)
     }
     versions.wrote(path, OpenBaoClient.VersionState(version: base, isDeleted: true))
+  }
+
+  /// Keeps contents that do not decode in a secret of their own beside the key's,
+  /// `PATH.undecodable-STAMP`, written only when it does not exist yet.
+  func keepCopy(of bytes: [UInt8], at path: String, stamp: String) throws(OpenBaoError) {
+    try client.write("\(path).undecodable-\(stamp)", fields: Self.fields(bytes), checkAndSet: 0)
+  }
+
+  /// A key's stored contents: its JSON as the field `value`.
+  private static func fields(_ bytes: [UInt8]) -> [String: String] {
+    ["value": String(decoding: bytes, as: UTF8.self)]
   }
 }

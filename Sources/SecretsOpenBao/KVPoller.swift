@@ -2,12 +2,17 @@ import Foundation
 import SharedState
 import Synchronization
 
-/// One thread per storage, running while any key watches: once per poll interval it asks
-/// OpenBao for the version of every secret the storage's keys use (each request blocks) and
-/// tells every watcher the paths that changed; each watcher keeps the changes of its own path.
+/// One thread per key store, running while any key watches: once per poll interval it asks
+/// OpenBao for the version of every watched secret (each request blocks) and tells the watchers
+/// of each secret whose version changed.
 final class KVPoller: Sendable {
+  private struct Watcher {
+    let path: String
+    let onChange: @Sendable () -> Void
+  }
+
   private struct State {
-    var watchers: [UInt64: @Sendable (String?) -> Void] = [:]
+    var watchers: [UInt64: Watcher] = [:]
     var nextWatcher: UInt64 = 0
     /// Which thread may run: a thread whose generation is not this one ends.
     var generation: UInt64 = 0
@@ -24,11 +29,12 @@ final class KVPoller: Sendable {
     self.versions = versions
   }
 
-  /// Calls `onChange` with each changed path until the subscription is cancelled.
-  func watch(_ onChange: @escaping @Sendable (String?) -> Void) -> SharedSubscription {
+  /// Calls `onChange` whenever the version of the secret at `path` changes, until the
+  /// subscription is cancelled.
+  func watch(_ path: String, _ onChange: @escaping @Sendable () -> Void) -> SharedSubscription {
     let (id, start) = state.withLock { state -> (UInt64, UInt64?) in
       defer { state.nextWatcher += 1 }
-      state.watchers[state.nextWatcher] = onChange
+      state.watchers[state.nextWatcher] = Watcher(path: path, onChange: onChange)
       guard !state.running else { return (state.nextWatcher, nil) }
       state.running = true
       state.generation += 1
@@ -55,10 +61,13 @@ final class KVPoller: Sendable {
       _ = wake.wait(timeout: .now() + interval)
       let watchers = state.withLock { $0.generation == generation ? Array($0.watchers.values) : nil }
       guard let watchers else { return }
-      for path in versions.paths {
-        // A server that cannot answer now is asked again at the next tick.
-        guard let current = try? client.versionState(path), versions.polled(path, current) else { continue }
-        for watcher in watchers { watcher(path) }
+      for (path, watchers) in Dictionary(grouping: watchers, by: \.path) {
+        let current: OpenBaoClient.VersionState?
+        do { current = try client.versionState(path) } catch {
+          continue  // A server that cannot answer now is asked again at the next tick.
+        }
+        guard versions.polled(path, current) else { continue }
+        for watcher in watchers { watcher.onChange() }
       }
     }
   }

@@ -4,28 +4,44 @@ import Foundation
 import FoundationNetworking
 
 extension OpenBaoClient {
-  /// Sends an authenticated request to `/v1/LOCATION`; a token that has stopped working is
-  /// obtained again once when its source can give a new one.
-  func send(_ method: String, _ location: String, body: Data? = nil) throws(OpenBaoError) -> HTTPResponse {
+  /// Sends an authenticated request to `/v1/LOCATION`. A 403 is often just a policy, and is
+  /// answered as it is while the token still works (`auth/token/lookup-self`); a token that no
+  /// longer works is obtained again once when its source can give another, and is otherwise
+  /// an error that says what to check at its source.
+  func send(_ method: String, _ location: String, query: String? = nil, body: Data? = nil) throws(OpenBaoError)
+    -> HTTPResponse
+  {
     let token = try tokens.current(using: self)
-    let response = try sendToCluster(method, location, body: body, token: token)
-    // A 403 is often just a policy; only a token that no longer works is replaced.
-    guard response.status == 403, tokens.canObtainAgain, !tokens.isValid(token, using: self) else { return response }
+    let response = try sendToCluster(method, location, query: query, body: body, token: token)
+    guard response.status == 403, !tokens.isValid(token, using: self) else { return response }
+    guard tokens.canObtainAgain else { throw tokens.refused(reason: response.errorText) }
     tokens.invalidate(token)
-    return try sendToCluster(method, location, body: body, token: try tokens.current(using: self))
+    let replacement = try tokens.current(using: self)
+    let again = try sendToCluster(method, location, query: query, body: body, token: replacement)
+    guard again.status == 403, !tokens.isValid(replacement, using: self) else { return again }
+    tokens.invalidate(replacement)
+    throw tokens.refused(reason: again.errorText)
   }
 
   /// Sends a request to the first server that can answer it: a server that cannot be reached,
   /// is sealed, or is a standby with no active node to forward to is skipped. While a cluster
   /// recovers from losing its leader (see `isPassing`), rounds are repeated until the request
   /// timeout has passed since the first.
-  func sendToCluster(_ method: String, _ location: String, body: Data?, token: String?) throws(OpenBaoError)
-    -> HTTPResponse
+  ///
+  /// A write that may have been carried out by a server whose answer never came (it died
+  /// meanwhile, or a standby's forwarding to it failed) is not confirmed: when no later attempt is answered, that is the
+  /// error (``OpenBaoError/writeUnconfirmed(path:reason:)``); when one is, its answer says so
+  /// (`followsUnconfirmedAttempt`), for it may answer a repeat of what was done.
+  func sendToCluster(_ method: String, _ location: String, query: String? = nil, body: Data?, token: String?)
+    throws(OpenBaoError) -> HTTPResponse
   {
     let addresses = configuration.addresses
     guard !addresses.isEmpty else { throw .unreachable(addresses: [], reason: "no server address configured") }
     let deadline = ContinuousClock.now + configuration.requestTimeout
+    // Reads, and the token's own requests (a login, a renewal), may be made twice unnoticed.
+    let repeatable = method == "GET" || location.hasPrefix("auth/")
     var pause = Duration.milliseconds(50)
+    var unconfirmed = false
     while true {
       var failure = "no answer"
       var sealed: String?
@@ -33,12 +49,15 @@ extension OpenBaoClient {
       let start = preferred.load(ordering: .relaxed)
       for offset in 0..<addresses.count {
         let server = (start + offset) % addresses.count
-        switch attempt(method, addresses[server], location, body: body, token: token) {
-        case .answered(let response):
+        let outcome = attempt(method, addresses[server], location, query: query, body: body, token: token)
+        unconfirmed = unconfirmed || (!repeatable && outcome.mayHaveBeenCarriedOut)
+        switch outcome {
+        case .answered(var response):
           preferred.store(server, ordering: .relaxed)
           if let seen = response.index { index.withLock { $0 = seen } }
+          response.followsUnconfirmedAttempt = unconfirmed
           return response
-        case .unreachable(let reason): failure = reason
+        case .unreachable(let reason, _): failure = reason
         case .sealed: sealed = addresses[server].absoluteString
         case .passing: passing = true
         }
@@ -48,44 +67,58 @@ extension OpenBaoClient {
         pause = min(pause * 2, .milliseconds(500))
         continue
       }
+      let reason = passing ? "no active server: the cluster is electing a leader" : failure
+      if unconfirmed { throw .writeUnconfirmed(path: location, reason: reason) }
       if let sealed { throw .sealed(address: sealed) }
-      throw .unreachable(
-        addresses: addresses.map(\.absoluteString),
-        reason: passing ? "no active server: the cluster is electing a leader" : failure)
+      throw .unreachable(addresses: addresses.map(\.absoluteString), reason: reason)
     }
   }
 
   /// What one server made of a request.
   private enum Outcome {
     case answered(HTTPResponse)
-    case unreachable(String)
+    case unreachable(String, mayHaveArrived: Bool)
     case sealed
     /// A state the cluster passes through: ask again later.
-    case passing
+    case passing(mayHaveArrived: Bool)
+
+    /// Whether the server may have carried the request out without its answer arriving.
+    var mayHaveBeenCarriedOut: Bool {
+      switch self {
+      case .unreachable(_, let arrived), .passing(let arrived): arrived
+      case .answered, .sealed: false
+      }
+    }
   }
 
-  private func attempt(_ method: String, _ address: URL, _ location: String, body: Data?, token: String?) -> Outcome {
+  private func attempt(
+    _ method: String, _ address: URL, _ location: String, query: String?, body: Data?, token: String?
+  ) -> Outcome {
     var response: HTTPResponse
     do throws(TransportFailure) {
-      response = try transport.send(makeRequest(method, Self.url(address, location), body: body, token: token))
+      response = try transport.send(
+        makeRequest(method, Self.url(address, location, query: query), body: body, token: token))
     } catch {
-      return .unreachable(error.reason)
+      return .unreachable(error.reason, mayHaveArrived: error.mayHaveArrived)
     }
     // A standby that does not forward names the active node: one hop there, and only to a
     // configured server (the token and the body go with it). When that node cannot be
-    // reached, the standby's view is stale: the cluster is electing.
+    // reached, the standby's view is stale: the cluster is electing. A standby redirects when
+    // its forwarding failed, which may have been after the active node carried it out.
     if (301...308).contains(response.status) {
       guard let target = response.location.flatMap(URL.init(string:)), let server = configuredServer(target) else {
-        return .unreachable("\(address.absoluteString) redirected to a server that is not configured")
+        return .unreachable(
+          "\(address.absoluteString) redirected to a server that is not configured", mayHaveArrived: true)
       }
       do throws(TransportFailure) {
-        response = try transport.send(makeRequest(method, Self.url(server, location), body: body, token: token))
+        response = try transport.send(
+          makeRequest(method, Self.url(server, location, query: query), body: body, token: token))
       } catch {
-        return .passing
+        return .passing(mayHaveArrived: true)
       }
     }
     if response.status == 503, response.errorText.contains("sealed") { return .sealed }
-    return Self.isPassing(response) ? .passing : .answered(response)
+    return Self.isPassing(response) ? .passing(mayHaveArrived: false) : .answered(response)
   }
 
   /// The configured server a redirect points at (same scheme, host and port), if any.
@@ -109,15 +142,16 @@ extension OpenBaoClient {
     }
   }
 
-  /// `ADDRESS/v1/LOCATION`, the location's characters that a path cannot hold percent-encoded
-  /// (a `%` too: KV names made from service and account hold escapes of their own).
-  static func url(_ address: URL, _ location: String) -> URL {
+  /// `ADDRESS/v1/LOCATION?QUERY`, the location's characters that a path cannot hold
+  /// percent-encoded (a `%` too: KV names made from service and account hold escapes of their
+  /// own). The query is the client's own (`version=3`), never a name.
+  static func url(_ address: URL, _ location: String, query: String? = nil) -> URL {
     var allowed = CharacterSet.urlPathAllowed
     allowed.remove(charactersIn: "%;?#")
     let encoded = location.addingPercentEncoding(withAllowedCharacters: allowed) ?? location
     let base =
       address.absoluteString.hasSuffix("/") ? String(address.absoluteString.dropLast()) : address.absoluteString
-    return URL(string: base + "/v1/" + encoded) ?? address
+    return URL(string: base + "/v1/" + encoded + (query.map { "?" + $0 } ?? "")) ?? address
   }
 
   private func makeRequest(_ method: String, _ url: URL, body: Data?, token: String?) -> URLRequest {

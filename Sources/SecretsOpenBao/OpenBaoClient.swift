@@ -1,6 +1,7 @@
 public import Foundation
 import FoundationNetworking
 import Synchronization
+import SystemCalls
 
 /// A client of OpenBao's KV version 2 engine over its HTTP API: reads, check-and-set writes,
 /// deletes and version checks, across every server of a cluster, with its token kept fresh.
@@ -26,13 +27,39 @@ public final class OpenBaoClient: Sendable {
   /// everything this client saw, so a read after a write sees that write.
   let index = Mutex<String?>(nil)
 
-  /// A client; nothing is sent until the first request.
+  /// A client; nothing is sent until the first request. A server reached over plain `http://`
+  /// anywhere but this machine is warned about: the token and every secret would cross the
+  /// network unencrypted.
   ///
-  /// - Parameter configuration: The servers, mount, credentials and intervals.
-  public init(_ configuration: OpenBaoConfiguration = OpenBaoConfiguration()) {
+  /// - Parameters:
+  ///   - configuration: The servers, mount, credentials and intervals.
+  ///   - reportIssue: Where warnings go; standard error by default.
+  public convenience init(
+    _ configuration: OpenBaoConfiguration = OpenBaoConfiguration(),
+    reportIssue: @escaping @Sendable (String) -> Void = OpenBaoClient.printWarning
+  ) {
+    self.init(configuration, reportIssue: reportIssue, now: { ContinuousClock.now })
+  }
+
+  /// A client whose token renewals follow `now` (a test's clock).
+  init(
+    _ configuration: OpenBaoConfiguration,
+    reportIssue: @escaping @Sendable (String) -> Void = OpenBaoClient.printWarning,
+    now: @escaping @Sendable () -> ContinuousClock.Instant
+  ) {
     self.configuration = configuration
     transport = HTTPTransport(timeout: configuration.requestTimeout)
-    tokens = TokenKeeper(configuration.authentication)
+    tokens = TokenKeeper(configuration.authentication, now: now)
+    for address in configuration.addresses where address.isPlainHTTPToAnotherMachine {
+      reportIssue(
+        "OpenBao at \(address.absoluteString) is reached over plain http: the token and every secret cross the "
+          + "network unencrypted; use https:// (plain http is for a server on this machine only)")
+    }
+  }
+
+  /// Writes a warning to standard error.
+  public static let printWarning: @Sendable (String) -> Void = { message in
+    try? FileDescriptor.standardError.writeAll("OpenBao warning: \(message)\n")
   }
 
   /// One version of a KV secret.
@@ -73,11 +100,11 @@ public final class OpenBaoClient: Sendable {
     }
   }
 
-  /// The newest version of the secret at `path` in `mount` (the configured one by default);
-  /// nil when there is none or it is deleted.
-  public func read(_ path: String, mount: String? = nil) throws(OpenBaoError) -> Secret? {
+  /// The newest version of the secret at `path` in `mount` (the configured one by default), or
+  /// the version asked for; nil when there is none or it is deleted.
+  public func read(_ path: String, version: Int? = nil, mount: String? = nil) throws(OpenBaoError) -> Secret? {
     let location = dataPath(path, mount: mount)
-    let response = try send("GET", location)
+    let response = try send("GET", location, query: version.map { "version=\($0)" })
     if Self.isAbsent(response) { return nil }
     try expectSuccess(response, location)
     guard let outer = response.json?["data"] as? [String: Any], let fields = outer["data"] as? [String: Any],
@@ -87,7 +114,8 @@ public final class OpenBaoClient: Sendable {
     return Secret(data: data, version: version)
   }
 
-  /// The newest version of the secret at `path`, from its metadata (no secret is sent).
+  /// The newest version of the secret at `path`, from its metadata (no secret is sent). Metadata
+  /// written before any version (`bao kv metadata put`) is version 0, deleted: nothing to read.
   public func versionState(_ path: String, mount: String? = nil) throws(OpenBaoError) -> VersionState? {
     let location = metadataPath(path, mount: mount)
     let response = try send("GET", location)
@@ -101,7 +129,8 @@ public final class OpenBaoClient: Sendable {
     let deletion = (newest?["deletion_time"] as? String).flatMap(Self.date)
     let destroyed = newest?["destroyed"] as? Bool ?? false
     // A mount with `delete_version_after` gives every version a deletion time in the future.
-    return VersionState(version: current, isDeleted: destroyed || deletion.map { $0 <= Date() } ?? false)
+    let deleted = destroyed || deletion.map { $0 <= Date() } ?? false
+    return VersionState(version: current, isDeleted: current == 0 || deleted)
   }
 
   /// Writes `fields` as a new version of the secret at `path` and returns its number.
@@ -111,8 +140,12 @@ public final class OpenBaoClient: Sendable {
   ///   - fields: The secret's fields.
   ///   - checkAndSet: The version the write is based on: the write fails with
   ///     ``OpenBaoError/conflict(path:version:)`` when the secret's newest version is another
-  ///     (0: only when the secret does not exist). Nil writes whatever is there.
+  ///     (0: only when the secret does not exist), naming that version. Nil writes whatever is
+  ///     there.
   ///   - mount: The KV v2 mount; the configured one by default.
+  /// - Returns: The version written. When the cluster lost a node holding this very write
+  ///   before it answered and the write then met itself (version `checkAndSet + 1`, the newest,
+  ///   holds exactly `fields`), that version.
   @discardableResult
   public func write(
     _ path: String, fields: [String: String], checkAndSet: Int?, mount: String? = nil
@@ -123,7 +156,14 @@ public final class OpenBaoClient: Sendable {
     let encoded = (try? JSONSerialization.data(withJSONObject: body)) ?? Data()
     let response = try send("POST", location, body: encoded)
     if response.status == 400, response.errorText.contains("check-and-set") {
-      throw .conflict(path: location, version: try? versionState(path, mount: mount)?.version)
+      // Asked first: once a node shows the newer version, reads of it see it too.
+      let newest = newestVersion(path, after: checkAndSet, mount: mount)
+      if response.followsUnconfirmedAttempt, let checkAndSet, newest == checkAndSet + 1,
+        try holds(path, version: checkAndSet + 1, exactly: fields, mount: mount)
+      {
+        return checkAndSet + 1
+      }
+      throw .conflict(path: location, version: newest)
     }
     try expectSuccess(response, location)
     guard let data = response.json?["data"] as? [String: Any], let version = data["version"] as? Int else {
@@ -147,6 +187,31 @@ public final class OpenBaoClient: Sendable {
     }
     if Self.isAbsent(response) { return }
     try expectSuccess(response, location)
+  }
+
+  /// Whether `version` of the secret at `path` holds exactly `fields`.
+  func holds(_ path: String, version: Int, exactly fields: [String: String], mount: String?) throws(OpenBaoError)
+    -> Bool
+  {
+    guard let secret = try read(path, version: version, mount: mount),
+      let stored = (try? JSONSerialization.jsonObject(with: secret.data)) as? [String: String]
+    else { return false }
+    return stored == fields
+  }
+
+  /// The newest version after a check-and-set write based on `base` failed: a node that still
+  /// shows `base` (a standby behind the node that refused) is asked again until it shows the
+  /// version that made the write fail, for up to the request timeout. Its answer's storage index
+  /// then makes every later request wait for a node at least that new. Nil when unknown.
+  private func newestVersion(_ path: String, after base: Int?, mount: String?) -> Int? {
+    let deadline = ContinuousClock.now + configuration.requestTimeout
+    while true {
+      let state: VersionState?
+      do { state = try versionState(path, mount: mount) } catch { return nil }
+      // No metadata is version 0 to a node that has not seen the secret created yet.
+      guard (state?.version ?? 0) == base, ContinuousClock.now < deadline else { return state?.version }
+      Thread.sleep(forTimeInterval: 0.05)
+    }
   }
 
   /// A 404 with no error text: nothing at the path. One that says why (no such mount, no

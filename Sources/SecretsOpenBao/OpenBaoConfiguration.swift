@@ -82,3 +82,13 @@ public enum OpenBaoAuthentication: Sendable {
     case secretService(service: String, account: String, client: SecretClient = SecretClient())
   }
 }
+
+extension URL {
+  /// `http://` to a host other than this machine's loopback (`localhost`, `127.0.0.0/8`, `::1`).
+  var isPlainHTTPToAnotherMachine: Bool {
+    guard scheme?.lowercased() == "http", let host = host()?.lowercased() else { return false }
+    let octets = host.split(separator: ".", omittingEmptySubsequences: false).map { UInt8($0) }
+    let loopbackIPv4 = octets.count == 4 && !octets.contains(nil) && octets.first == 127
+    return !(host == "localhost" || host == "::1" || host == "[::1]" || loopbackIPv4)
+  }
+}

@@ -4,12 +4,19 @@ public enum OpenBaoError: Error, Sendable, Hashable, CustomStringConvertible {
   case unreachable(addresses: [String], reason: String)
   /// Every server that answered is sealed.
   case sealed(address: String)
-  /// The token may not do this, or has expired and cannot be renewed.
+  /// The token's policy does not allow this.
   case forbidden(path: String, reason: String)
-  /// There is no token to use.
+  /// There is no token to use; `reason` says why and what to do.
   case noToken(String)
-  /// Someone else wrote the secret since this process read it (check-and-set failed).
+  /// OpenBao refused the token or the login that gives it: `source` says where it came from,
+  /// `advice` what to check there.
+  case loginFailed(source: String, reason: String, advice: String)
+  /// Someone else wrote the secret since this process read it (check-and-set failed); `version`
+  /// is the newest one.
   case conflict(path: String, version: Int?)
+  /// A write was sent and no server confirmed it (the one that had it died, and the cluster
+  /// was still electing a leader when the request timeout ran out): it may have been stored.
+  case writeUnconfirmed(path: String, reason: String)
   /// Any other answer.
   case server(status: Int, path: String, reason: String)
 
@@ -22,13 +29,18 @@ public enum OpenBaoError: Error, Sendable, Hashable, CustomStringConvertible {
     case .sealed(let address):
       "OpenBao at \(address) is sealed; unseal it (`bao operator unseal`) and try again"
     case .forbidden(let path, let reason):
-      "OpenBao refused \(path) (\(reason)); give the token a policy that allows it, or a new token "
-        + "(BAO_TOKEN, or `bao login`) if it has expired"
+      "OpenBao refused \(path) (\(reason)); the token works, but its policy does not allow this: give it a "
+        + "policy that does"
     case .noToken(let reason):
-      "no OpenBao token: \(reason); set BAO_TOKEN, or configure a token file, the Secret Service or AppRole"
+      "no OpenBao token: \(reason)"
+    case .loginFailed(let source, let reason, let advice):
+      "OpenBao refused \(source) (\(reason)); \(advice)"
     case .conflict(let path, let version):
       "\(path) was changed by someone else (now version \(version.map(String.init) ?? "unknown")) since this "
         + "process read it; nothing was overwritten, the newer value is loaded: make the change again on it"
+    case .writeUnconfirmed(let path, let reason):
+      "the write to \(path) was sent but OpenBao did not confirm it (\(reason)): it may have been stored. A key's "
+        + "next save recognises it as this process's own; elsewhere, read \(path) before writing again"
     case .server(let status, let path, let reason):
       "OpenBao answered \(status) for \(path) (\(reason))"
     }

@@ -44,6 +44,8 @@ package struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConverti
   package static let readOnlyFileSystem = Errno(code: EROFS)
   package static let brokenPipe = Errno(code: EPIPE)
   package static let quotaExceeded = Errno(code: EDQUOT)
+  /// What `open` with `O_NOFOLLOW` gives for a symbolic link, and any path for a loop of them.
+  package static let symbolicLinkLoop = Errno(code: ELOOP)
 
   package static func ~= (pattern: Errno, error: any Error) -> Bool {
     (error as? Errno) == pattern

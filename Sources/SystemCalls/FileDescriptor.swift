@@ -34,6 +34,11 @@ package struct FileDescriptor: Hashable, Sendable {
     package static let directory = OpenOptions(rawValue: O_DIRECTORY)
     /// A terminal opened this way does not become the controlling terminal (`O_NOCTTY`).
     package static let noControllingTerminal = OpenOptions(rawValue: O_NOCTTY)
+    /// Fails with ``Errno/symbolicLinkLoop`` when the last component of the path is a symbolic
+    /// link (`O_NOFOLLOW`).
+    package static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
+    /// Never waits in `open` or `read` (a FIFO with no writer) (`O_NONBLOCK`).
+    package static let nonBlocking = OpenOptions(rawValue: O_NONBLOCK)
   }
 
   /// Opens `path`; the descriptor closes on exec. `permissions` apply to a file ``OpenOptions/create``
@@ -120,6 +125,15 @@ package struct FileDescriptor: Hashable, Sendable {
     _ = try retryingOnInterrupt { dup2(rawValue, target.rawValue) }
   }
 
+  /// The owner, permissions and kind of the open file. Wraps fstat(2).
+  package func status() throws(Errno) -> FileStatus {
+    var info = stat()
+    _ = try retryingOnInterrupt { fstat(rawValue, &info) }
+    return FileStatus(
+      owner: UserID(rawValue: info.st_uid), permissions: FilePermissions(rawValue: info.st_mode),
+      isRegularFile: (info.st_mode & S_IFMT) == S_IFREG)
+  }
+
   /// Whether the descriptor is a terminal. Wraps isatty(3).
   package var isTerminal: Bool { isatty(rawValue) == 1 }
 
@@ -145,6 +159,13 @@ package struct FileDescriptor: Hashable, Sendable {
   }
 }
 
+/// What `fstat` says of a file that matters to whoever trusts its contents.
+package struct FileStatus: Hashable, Sendable {
+  package let owner: UserID
+  package let permissions: FilePermissions
+  package let isRegularFile: Bool
+}
+
 /// The permission bits of a file (`mode_t`'s lower twelve), as in `FilePermissions(rawValue: 0o644)`.
 package struct FilePermissions: RawRepresentable, Hashable, Sendable {
   package let rawValue: UInt32
@@ -152,4 +173,10 @@ package struct FilePermissions: RawRepresentable, Hashable, Sendable {
 
   /// `0o600`: read and write for the owner only.
   package static let ownerReadWrite = FilePermissions(rawValue: 0o600)
+
+  /// Whether anyone but the owner may read, write or run the file (any of `0o077`).
+  package var allowsGroupOrOthers: Bool { rawValue & 0o077 != 0 }
+
+  /// `0640`, as `ls` and `chmod` write it.
+  package var octal: String { "0" + String(rawValue, radix: 8) }
 }

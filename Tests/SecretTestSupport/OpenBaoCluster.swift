@@ -4,6 +4,15 @@ import Synchronization
 /// Three `bao server` nodes replicating with Raft on loopback, initialised, unsealed, all voters,
 /// with KV v2 at `secret/`: what a fleet runs, small. Each node has a folder of its own.
 public final class OpenBaoCluster: Sendable {
+  /// How quickly the nodes notice a dead leader and elect another.
+  public enum RaftTiming: Sendable {
+    /// `performance_multiplier = 1`: elections in a second or two.
+    case fast
+    /// OpenBao's own default (a multiplier of 5, for production networks): elections take
+    /// several seconds, often longer than a client's request timeout.
+    case openBaoDefault
+  }
+
   /// Each node's API address, `http://127.0.0.1:PORT`.
   public let addresses: [String]
   public let rootToken: String
@@ -11,13 +20,15 @@ public final class OpenBaoCluster: Sendable {
   private let nodes: Mutex<[ChildProcess?]>
 
   /// Starts and joins the nodes; waits until all three vote and KV v2 takes writes.
-  public init() async throws {
+  public init(raftTiming: RaftTiming = .fast) async throws {
     directory = try makeTemporaryDirectory()
     let ports = try freeLoopbackPorts(6)
     addresses = (0..<3).map { "http://127.0.0.1:\(ports[$0])" }
     var started: [ChildProcess?] = []
     for node in 0..<3 {
-      started.append(try Self.start(node: node, apiPort: ports[node], clusterPort: ports[node + 3], in: directory))
+      started.append(
+        try Self.start(
+          node: node, apiPort: ports[node], clusterPort: ports[node + 3], raftTiming: raftTiming, in: directory))
     }
     nodes = Mutex(started)
     let first = addresses[0]
@@ -72,16 +83,22 @@ public final class OpenBaoCluster: Sendable {
     process?.wait()
   }
 
-  /// The index of the node that leads now, as a surviving node tells it.
+  /// The nodes that follow the leader now (every node but the leader's, while one leads).
+  public func standbys() throws -> [Int]? {
+    try leader().map { leader in (0..<3).filter { $0 != leader } }
+  }
+
+  /// The index of the node that leads now: the one that says it is the active node. Nil while
+  /// none does (a standby may still name a leader that has died).
   public func leader() throws -> Int? {
-    for address in addresses {
+    for (index, address) in addresses.enumerated() {
       let output = try bao(["read", "-format=json", "sys/leader"], address: address)
       guard output.status == 0,
         let json = try? JSONSerialization.jsonObject(with: Data(output.stdout)) as? [String: Any],
         let data = json["data"] as? [String: Any] ?? json as [String: Any]?,
-        let leader = data["leader_address"] as? String
+        data["is_self"] as? Bool == true
       else { continue }
-      return addresses.firstIndex(of: leader)
+      return index
     }
     return nil
   }
@@ -110,14 +127,16 @@ public final class OpenBaoCluster: Sendable {
     }
   }
 
-  private static func start(node: Int, apiPort: Int, clusterPort: Int, in directory: URL) throws -> ChildProcess {
+  private static func start(node: Int, apiPort: Int, clusterPort: Int, raftTiming: RaftTiming, in directory: URL)
+    throws -> ChildProcess
+  {
     let folder = directory.appending(path: "node\(node)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let configuration = """
       storage "raft" {
         path = "\(folder.path)"
         node_id = "node\(node)"
-        performance_multiplier = 1
+        \(raftTiming == .fast ? "performance_multiplier = 1" : "")
       }
       listener "tcp" {
         address = "127.0.0.1:\(apiPort)"

@@ -2,8 +2,10 @@ import Foundation
 import SecretClient
 import SecretTestSupport
 import Secrets
-import SecretsOpenBao
+import Synchronization
 import Testing
+
+@testable import SecretsOpenBao
 
 // Where the token comes from, and how it is kept alive: against a real `bao server -dev`.
 extension OpenBaoTests {
@@ -77,7 +79,7 @@ extension OpenBaoTests {
       try await withOpenBao { server in
         let file = server.directory.appending(path: "token")
         let first = try server.createToken(ttl: "1h")
-        try Data((first + "\n").utf8).write(to: file)
+        try writePrivately(first + "\n", to: file)
         let configuration = server.configuration(
           authentication: .tokenFile(file.path), pollInterval: .seconds(3600))
         try await withOpenBaoKeys(server, configuration: configuration) { _ in
@@ -85,12 +87,103 @@ extension OpenBaoTests {
           $counter.withLock { $0 = 1 }
           try await $counter.save()
           // An agent rotates the token: the old one is revoked, the file holds a new one.
-          try Data(try server.createToken(ttl: "1h").utf8).write(to: file)
+          try writePrivately(try server.createToken(ttl: "1h"), to: file)
           try server.bao(["token", "revoke", first]).expectSuccess()
           $counter.withLock { $0 = 2 }
           try await $counter.save()
           #expect(try server.value(at: "file/a") == "2")
         }
+      }
+    }
+
+    @Test func aTokenIsRenewedAtTwoThirdsOfItsTimeToLive() async throws {
+      try await withOpenBao { server in
+        let token = try server.createToken(ttl: "1h", maximum: nil)
+        let elapsed = Mutex(Duration.zero)
+        let client = OpenBaoClient(
+          server.configuration(authentication: .token(token)), now: { ContinuousClock.now + elapsed.withLock { $0 } })
+        // The first request looks the token up: an hour to live, renewed after 40 minutes.
+        _ = try client.read("renewal")
+        elapsed.withLock { $0 = .seconds(39 * 60) }
+        _ = try client.read("renewal")
+        #expect(try server.lastRenewal(of: token) == nil, "renewed before two thirds of its time to live")
+        elapsed.withLock { $0 = .seconds(41 * 60) }
+        _ = try client.read("renewal")
+        #expect(try server.lastRenewal(of: token) != nil, "not renewed after two thirds of its time to live")
+      }
+    }
+
+    @Test func aForbiddenRequestIsThePolicysAndTheTokenIsReplacedOnlyOnceItNoLongerWorks() async throws {
+      try await withOpenBao { server in
+        let readOnly = #"path "secret/*" { capabilities = ["read"] }"#
+        try server.bao(["policy", "write", "read-only", "-"], input: Array(readOnly.utf8)).expectSuccess()
+        let reader = try server.createToken(ttl: "1h", policy: "read-only")
+        let file = server.directory.appending(path: "token")
+        try writePrivately(reader, to: file)
+        let configuration = server.configuration(authentication: .tokenFile(file.path), pollInterval: .seconds(3600))
+        try await withOpenBaoKeys(server, configuration: configuration) { _ in
+          @Shared(.secret(service: "policy", account: "a")) var counter: Int = 0
+          #expect($counter.loadError == nil)
+          $counter.withLock { $0 = 1 }
+          await #expect {
+            try await $counter.save()
+          } throws: { error in
+            guard case OpenBaoError.forbidden = error else { return false }
+            return "\(error)".contains("policy") && "\(error)".contains("secret/data/policy/a")
+          }
+          // A token with the right policy in the file is not read while the refused one works.
+          try writePrivately(try server.createToken(ttl: "1h"), to: file)
+          await #expect(throws: OpenBaoError.self) { try await $counter.save() }
+          #expect(try server.value(at: "policy/a") == nil)
+          // Once it no longer works, the file is read again.
+          try server.bao(["token", "revoke", reader]).expectSuccess()
+          try await $counter.save()
+          #expect(try server.value(at: "policy/a") == "1")
+        }
+      }
+    }
+
+    @Test func aFailedLoginSaysWhatToCheckForWhereTheTokenCameFrom() async throws {
+      try await withOpenBao { server in
+        let (roleID, _) = try server.makeAppRole(tokenTTL: "1h")
+        let wrongSecretID = server.configuration(
+          authentication: .appRole(roleID: roleID, secretID: .value("not-the-secret-id")))
+        let appRole = try loadError(server, wrongSecretID)
+        #expect(appRole.contains("AppRole login") && appRole.contains("role id") && appRole.contains("secret id"))
+        #expect(!appRole.contains("not-the-secret-id"), "the message quotes the secret id")
+        #expect(!appRole.contains("policy"), "\(appRole)")
+
+        let revoked = try server.createToken(ttl: "1h")
+        try server.bao(["token", "revoke", revoked]).expectSuccess()
+        let file = server.directory.appending(path: "revoked-token")
+        try writePrivately(revoked, to: file)
+        let fromFile = try loadError(server, server.configuration(authentication: .tokenFile(file.path)))
+        #expect(fromFile.contains("the token in \(file.path)") && fromFile.contains("OpenBao agent"), "\(fromFile)")
+
+        try await withProvider(.secretd) { instance in
+          try await instance.client().write(SecretValue(revoked), service: "openbao", account: "token")
+          let kept = try loadError(
+            server,
+            server.configuration(
+              authentication: .secretService(service: "openbao", account: "token", client: instance.client())))
+          #expect(kept.contains("Secret Service") && kept.contains("secretctl set openbao token"), "\(kept)")
+        }
+        #expect(![appRole, fromFile].contains { $0.contains(revoked) }, "a message quotes the token")
+      }
+    }
+
+    /// The load error of a key on `server` with `configuration`, as text.
+    private func loadError(_ server: OpenBaoServer, _ configuration: OpenBaoConfiguration) throws -> String {
+      var environment = SharedEnvironment.test()
+      environment.secretKeyStore = .openBao(configuration)
+      return try environment.withValue {
+        @Shared(.secret(service: "login", account: "a")) var counter: Int = 0
+        let error = try #require($counter.loadError as? OpenBaoError)
+        guard case .loginFailed = error else {
+          Issue.record("not a failed login: \(error)")
+          return ""
+        }
+        return "\(error)"
       }
     }
 
@@ -110,12 +203,29 @@ extension OpenBaoTests {
   }
 }
 
+/// Writes `text` to a file only its owner may read, as a token file must be.
+func writePrivately(_ text: String, to file: URL) throws {
+  try Data(text.utf8).write(to: file)
+  try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+}
+
 extension OpenBaoServer {
-  /// A renewable child token of the root token with time to live `ttl`.
-  func createToken(ttl: String) throws -> String {
-    let output = try bao(["token", "create", "-ttl=\(ttl)", "-explicit-max-ttl=10m", "-field=token"])
+  /// A renewable child token of the root token with time to live `ttl` (at most `maximum`) and
+  /// the root's policies unless one is given.
+  func createToken(ttl: String, maximum: String? = "10m", policy: String? = nil) throws -> String {
+    let output = try bao(
+      ["token", "create", "-ttl=\(ttl)", "-field=token"] + (maximum.map { ["-explicit-max-ttl=\($0)"] } ?? [])
+        + (policy.map { ["-policy=\($0)"] } ?? []))
     guard output.status == 0 else { throw HarnessError("bao token create failed: \(output.stderrText)") }
     return output.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  /// When `token` was last renewed; nil when never.
+  func lastRenewal(of token: String) throws -> Int? {
+    let output = try bao(["token", "lookup", "-format=json", token])
+    try output.expectSuccess()
+    let json = try JSONSerialization.jsonObject(with: Data(output.stdout)) as? [String: Any]
+    return ((json?["data"] as? [String: Any])?["last_renewal_time"] as? Int).flatMap { $0 > 0 ? $0 : nil }
   }
 
   /// An AppRole whose tokens may use `secret/` and live `tokenTTL` at most (so they cannot be

@@ -2,6 +2,7 @@ import Foundation
 import SecretTestSupport
 import Secrets
 import SecretsOpenBao
+import Synchronization
 import Testing
 
 // Hostile and unusual servers: tokens stay with the configured servers,
@@ -85,6 +86,63 @@ extension OpenBaoTests {
       }
     }
 
+    @Test func aTokenFileIsUsedOnlyWhenItIsTheUsersOwnPrivateRegularFile() async throws {
+      try await withOpenBao { server async throws in
+        let folder = server.directory
+        let file = folder.appending(path: "token")
+        try writePrivately(server.rootToken, to: file)
+        func error(reading path: String) -> String {
+          let client = OpenBaoClient(server.configuration(authentication: .tokenFile(path)))
+          do {
+            _ = try client.read("x")
+            return ""
+          } catch {
+            return "\(error)"
+          }
+        }
+        // Positive control: the user's own file, mode 0600, works.
+        #expect(error(reading: file.path) == "")
+        let readable = folder.appending(path: "readable")
+        try Data(server.rootToken.utf8).write(to: readable)
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: readable.path)
+        #expect(error(reading: readable.path).contains("chmod 600 \(readable.path)"))
+        let link = folder.appending(path: "link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: file)
+        #expect(error(reading: link.path).contains("symbolic link"))
+        #expect(error(reading: folder.path).contains("not a regular file"))
+        #expect(error(reading: folder.appending(path: "missing").path).contains("does not exist"))
+        // Another user's file: a copy given away as root, else a file root owns.
+        var foreign = "/etc/passwd"
+        if geteuid() == 0 {
+          let given = folder.appending(path: "given")
+          try writePrivately(server.rootToken, to: given)
+          try #require(chown(given.path, 65534, 65534) == 0)
+          foreign = given.path
+        }
+        #expect(error(reading: foreign).contains("belongs to user"))
+        let messages = [readable.path, link.path, foreign].map(error(reading:))
+        #expect(!messages.contains { $0.contains(server.rootToken) }, "a message quotes the token")
+      }
+    }
+
+    @Test func plainHTTPToAnotherMachineIsWarnedAbout() {
+      let warnings = Mutex<[String]>([])
+      func warned(_ address: String) -> Bool {
+        warnings.withLock { $0 = [] }
+        _ = OpenBaoClient(
+          OpenBaoConfiguration(addresses: [URL(string: address)!], authentication: .token("t")),
+          reportIssue: { message in warnings.withLock { $0.append(message) } })
+        return warnings.withLock { $0.contains { $0.contains(address) && $0.contains("https://") } }
+      }
+      #expect(warned("http://10.0.0.7:8200"))
+      #expect(warned("http://bao.example.com:8200"))
+      #expect(warned("http://127.evil.example:8200"))
+      #expect(!warned("https://bao.example.com:8200"))
+      #expect(!warned("http://127.0.0.1:8200"))
+      #expect(!warned("http://localhost:8200"))
+      #expect(!warned("http://[::1]:8200"))
+    }
+
     @Test func secretctlRefusesOptionsThatMeanNothingInOpenBao() async throws {
       try await withOpenBao { server async throws in
         #expect(try server.secretctl(["get", "--store", "bao", "--collection", "session", "s", "a"]).status == 2)
@@ -157,7 +215,7 @@ final class Redirector: Sendable {
 }
 
 /// Whether something accepts TCP connections on the loopback port.
-private func isListening(port: Int) -> Bool {
+func isListening(port: Int) -> Bool {
   let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
   defer { close(socket) }
   var target = sockaddr_in()

@@ -2,6 +2,7 @@ import Foundation
 import SecretTestSupport
 import Secrets
 import SecretsOpenBao
+import Synchronization
 import Testing
 
 // `@Shared(.secret(…))` unchanged, over a real `bao server -dev`: the semantics of the Secret
@@ -160,7 +161,7 @@ extension OpenBaoTests {
         addresses: [URL(string: "http://127.0.0.1:\(port)")!], authentication: .token("t"),
         requestTimeout: .seconds(2))
       var environment = SharedEnvironment.test()
-      environment.secretStorage = .openBao(configuration)
+      environment.secretKeyStore = .openBao(configuration)
       try environment.withValue {
         @Shared(.secret(service: "nowhere", account: "a")) var token: Token? = Token(value: "default", expires: 0)
         let error = try #require($token.loadError)
@@ -168,21 +169,120 @@ extension OpenBaoTests {
         #expect("\(error)".contains("cannot be reached"))
         #expect(token == Token(value: "default", expires: 0))
       }
+      // A write that no server took (connection refused) was not sent: not an unconfirmed one.
+      #expect {
+        try OpenBaoClient(configuration).write("nowhere", fields: ["value": "1"], checkAndSet: nil)
+      } throws: { error in
+        guard case OpenBaoError.unreachable = error else { return false }
+        return true
+      }
     }
 
-    @Test func undecodableContentsAreAnErrorAndStayInTheVersionHistory() async throws {
+    @Test func undecodableContentsAreAnErrorAndAreKeptBesideTheSecretBeforeTheFirstWrite() async throws {
       try await withOpenBao { server in
         try server.put("odd/a", "not json")
         try await withOpenBaoKeys(server) { _ in
           @Shared(.secret(service: "odd", account: "a")) var token: Token? = nil
           #expect($token.loadError is SecretKeyError)
           #expect(!"\($token.loadError.map { "\($0)" } ?? "")".contains("not json"))
+          #expect(try server.kvList("odd") == ["a"], "a copy was made before anything was written")
           $token.withLock { $0 = Token(value: "new", expires: 1) }
           try await $token.save()
-          let first = try server.bao(["kv", "get", "-version=1", "-field=value", "secret/odd/a"])
-          #expect(first.stdoutText == "not json")
+          let names = try server.kvList("odd")
+          let copies = names.filter { $0.hasPrefix("a.undecodable-") }
+          #expect(copies.count == 1, "\(names)")
+          #expect(try copies.first.flatMap { try server.value(at: "odd/\($0)") } == "not json")
+          let versions = try server.versions(of: "odd/a")
+          #expect(versions.first == "not json" && versions.count == 2, "\(versions)")
         }
       }
     }
+
+    @Test func aKeyWhoseMetadataHasNoVersionYetIsAbsentWithoutWaiting() async throws {
+      try await withOpenBao { server in
+        // What operators do to set max_versions before the first write.
+        try server.bao(["kv", "metadata", "put", "-max-versions=5", "secret/meta/a"]).expectSuccess()
+        // A load that waited for a version to appear would wait out this request timeout.
+        let patient = server.configuration(requestTimeout: .seconds(600))
+        try await withOpenBaoKeys(server, configuration: patient) { _ in
+          let loaded = Atomic<Bool>(false)
+          let declaring = Task {
+            @Shared(.secret(service: "meta", account: "a")) var token: Token? = Token(value: "default", expires: 0)
+            loaded.store(true, ordering: .relaxed)
+            return (token, $token.loadError == nil)
+          }
+          try await eventually("the first load, long before the request timeout", seconds: 30) {
+            loaded.load(ordering: .relaxed)
+          }
+          let (token, noError) = await declaring.value
+          #expect(token == Token(value: "default", expires: 0))
+          #expect(noError)
+          // Positive control: the first write lands on top of the metadata.
+          @Shared(.secret(service: "meta", account: "a")) var written: Token? = nil
+          $written.withLock { $0 = Token(value: "first", expires: 1) }
+          try await $written.save()
+          #expect(try server.version(of: "meta/a") == 1)
+        }
+      }
+    }
+
+    @Test func aWriteWhoseAnswerWasLostIsUnconfirmedAndTheNextSaveRecognisesItAsItsOwn() async throws {
+      try await withOpenBao { server in
+        let proxy = try await WriteHoldingProxy(to: server.address, in: server.directory)
+        defer { proxy.stop() }
+        let configuration = server.configuration(addresses: [proxy.address], pollInterval: .seconds(3600))
+        try await withOpenBaoKeys(server, configuration: configuration) { _ in
+          @Shared(.secret(service: "lost", account: "a")) var counter: Int = 0
+          $counter.withLock { $0 = 1 }
+          try await $counter.save()
+          // The same value again, as a program that retries its save does.
+          $counter.withLock { $0 = 2 }
+          try await loseTheAnswer(of: $counter, through: proxy)
+          let afterLoss = try server.versions(of: "lost/a")
+          #expect(afterLoss == ["1", "2"], "the write whose answer was lost is stored: \(afterLoss)")
+          try await $counter.save()
+          #expect(try server.versions(of: "lost/a") == ["1", "2"], "the retry wrote the same value again")
+          // Another value on top of the version it wrote.
+          $counter.withLock { $0 = 3 }
+          try await loseTheAnswer(of: $counter, through: proxy)
+          $counter.withLock { $0 = 4 }
+          try await $counter.save()
+          #expect(try server.versions(of: "lost/a") == ["1", "2", "3", "4"])
+          // Positive control: a version that is not this process's own is still a conflict.
+          try server.put("lost/a", "5")
+          $counter.withLock { $0 = 6 }
+          await #expect(throws: OpenBaoError.self) { try await $counter.save() }
+        }
+      }
+    }
+
+    /// Saves `shared`'s value through `proxy`, which drops the answer after OpenBao stored it:
+    /// the save must say that the write is unconfirmed.
+    private func loseTheAnswer(of shared: Shared<Int>, through proxy: WriteHoldingProxy) async throws {
+      try proxy.hold.holdNextWrite()
+      let save = Task { try await shared.save() }
+      try await eventually("the write to reach OpenBao") { proxy.hold.isHolding }
+      try proxy.hold.dropHeldAnswer()
+      do {
+        try await save.value
+        Issue.record("a save whose answer never came succeeded")
+      } catch let error as OpenBaoError {
+        guard case .writeUnconfirmed = error else {
+          Issue.record("not an unconfirmed write: \(error)")
+          return
+        }
+        #expect("\(error)".contains("may have been stored"))
+      }
+      try proxy.hold.resetHold()
+    }
+  }
+}
+
+extension OpenBaoServer {
+  /// The names `bao kv list secret/FOLDER` gives (empty when there are none).
+  func kvList(_ folder: String) throws -> [String] {
+    let output = try bao(["kv", "list", "-format=json", "secret/\(folder)"])
+    guard output.status == 0 else { return [] }
+    return (try JSONSerialization.jsonObject(with: Data(output.stdout)) as? [String]) ?? []
   }
 }

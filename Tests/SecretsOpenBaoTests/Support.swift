@@ -16,11 +16,23 @@ struct Token: Codable, Sendable, Equatable {
 extension OpenBaoServer {
   /// A configuration for this server: the root token unless given, a fast poll.
   func configuration(
-    authentication: OpenBaoAuthentication? = nil, addresses: [String]? = nil, pollInterval: Duration = .milliseconds(50)
+    authentication: OpenBaoAuthentication? = nil, addresses: [String]? = nil,
+    pollInterval: Duration = .milliseconds(50),
+    requestTimeout: Duration = .seconds(5)
   ) -> OpenBaoConfiguration {
     OpenBaoConfiguration(
       addresses: (addresses ?? [address]).compactMap { URL(string: $0) },
-      authentication: authentication ?? .token(rootToken), pollInterval: pollInterval, requestTimeout: .seconds(5))
+      authentication: authentication ?? .token(rootToken), pollInterval: pollInterval, requestTimeout: requestTimeout)
+  }
+
+  /// The value of each version of `secret/PATH`, oldest first (nil for a deleted one).
+  func versions(of path: String) throws -> [String?] {
+    let newest = try version(of: path)
+    guard newest > 0 else { return [] }
+    return try (1...newest).map { version in
+      let output = try bao(["kv", "get", "-version=\(version)", "-field=value", "secret/\(path)"])
+      return output.status == 0 ? output.stdoutText : nil
+    }
   }
 
   /// The JSON text in field `value` of `secret/PATH`, or nil when `bao kv get` finds nothing.
@@ -53,6 +65,6 @@ func withOpenBaoKeys<T: Sendable>(
 ) async throws -> T {
   let clock = TestWriteClock()
   var environment = SharedEnvironment.test(clock: clock)
-  environment.secretStorage = .openBao(configuration ?? server.configuration())
+  environment.secretKeyStore = .openBao(configuration ?? server.configuration())
   return try await environment.withValue { try await body(clock) }
 }

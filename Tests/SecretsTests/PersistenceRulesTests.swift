@@ -1,9 +1,11 @@
 // Every persistent key keeps the same rules, decided once in SharedState's PersistentValue, and
 // each is held to them here on the real thing: `.fileStorage` on the file system with inotify,
 // `.appStorage` on a UserDefaults suite watched through its file, `.secret` on secretd and on
-// gnome-keyring with their change signals. Another writer is another process each time.
+// gnome-keyring with their change signals, and on OpenBao's KV v2 polled. Another writer is
+// another process each time.
 import Foundation
 import SecretTestSupport
+import SecretsOpenBao
 import Synchronization
 import Testing
 
@@ -16,6 +18,7 @@ enum Backend: String, CaseIterable, CustomStringConvertible, Sendable {
   case appStorage = "app storage"
   case secretd
   case gnomeKeyring = "gnome-keyring"
+  case openBao = "OpenBao"
 
   var description: String { rawValue }
 }
@@ -134,6 +137,29 @@ func withStage(_ backend: Backend, _ body: (Stage, TestWriteClock) async throws 
         })
       try await environment.withValue { try await body(stage, clock) }
     }
+  case .openBao:
+    try await withOpenBao { server in
+      environment.secretKeyStore = .openBao(
+        OpenBaoConfiguration(
+          addresses: [URL(string: server.address)].compactMap { $0 },
+          authentication: .token(server.rootToken), pollInterval: .milliseconds(50), requestTimeout: .seconds(5)))
+      let stage = Stage(
+        key: { SecretKey<Int>.secret(service: "rules", account: "a") },
+        writeOutside: { text in
+          try server.bao(["kv", "put", "secret/rules/a", "value=-"], input: Array(text.utf8)).expectSuccess()
+        },
+        stored: {
+          let output = try server.bao(["kv", "get", "-field=value", "secret/rules/a"])
+          return output.status == 0 ? output.stdoutText : nil
+        },
+        keptCopies: {
+          let output = try server.bao(["kv", "list", "-format=json", "secret/rules"])
+          let names =
+            output.status == 0 ? try JSONSerialization.jsonObject(with: Data(output.stdout)) as? [String] : nil
+          return (names ?? []).filter { $0.hasPrefix("a.undecodable-") }
+        })
+      try await environment.withValue { try await body(stage, clock) }
+    }
   }
 }
 
@@ -168,7 +194,7 @@ struct PersistenceRulesTests {
   }
 
   @Test(
-    "a local value waiting for its write wins over another process's change, and then overwrites it",
+    "a local value waiting for its write wins over another process's change, and then overwrites it (OpenBao: is refused)",
     arguments: Backend.allCases)
   func localValueWaitingWins(backend: Backend) async throws {
     try await withStage(backend) { stage, clock in
@@ -187,6 +213,16 @@ struct PersistenceRulesTests {
       #expect(shared.wrappedValue == 1, "the outside change replaced a value waiting for its write")
       #expect(try stage.stored() == "2")
       clock.advance(by: .seconds(1))
+      guard backend != .openBao else {
+        // Check-and-set refuses to write over a version this process has not read: the
+        // waiting value and its one retry conflict, and the newer value is loaded instead.
+        clock.advance(by: .seconds(1))
+        try await eventually("the conflict reported and the newer value loaded") {
+          shared.saveError is OpenBaoError && shared.wrappedValue == 2
+        }
+        #expect(try stage.stored() == "2")
+        return
+      }
       try await eventually("the local value written") { try stage.stored() == "1" }
       #expect(shared.wrappedValue == 1)
       // With nothing waiting, another process's change is shown again.

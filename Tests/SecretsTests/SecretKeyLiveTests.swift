@@ -63,7 +63,7 @@ final class ManualChangeNotices: Sendable {
       return try provider.read(address)
     }
     storage.watch = { [self] _, notify in
-      onChange.withLock { $0 = { notify(nil) } }
+      onChange.withLock { $0 = notify }
       return SharedSubscription {}
     }
     return storage
