@@ -48,6 +48,18 @@ package struct CLIError: Error, Sendable, Hashable, CustomStringConvertible {
       self = .notFound(Self.oneLine(error.description))
     case .locked, .promptDismissed, .dbus:
       self = .service(Self.oneLine(error.description))
+    case .providerOfAnotherUser(let provider):
+      self = .service(
+        "\(provider.busName) is owned by \(provider.ownerDescription), which runs as "
+          + (provider.uid.map { "uid \($0)" } ?? "a user the bus does not tell")
+          + ", not as you (uid \(UserID.effective)): no secret was sent to it or read from it. "
+          + "Find out who started it (`ps -o user,pid,args -p \(provider.pid.map(String.init) ?? "PID")`), stop it, "
+          + "then start your own provider (`secretd &`)")
+    case .plainTransferRefused(let busName):
+      self = .service(
+        "the provider of \(busName) offers only plain transfer, which sends secrets unencrypted over the bus; "
+          + "nothing was sent or read. If you trust every process that can watch this bus, allow it with "
+          + "`secretctl --allow-plain-transfer COMMAND …`")
     }
   }
 

@@ -77,19 +77,20 @@ extension SecretClient {
     let label = label ?? attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     try Self.validate(text: label, what: "label")
     try withService { service throws(SecretError) in
-      guard exactly else {
-        return try service.store(value, attributes: attributes, label: label, collection: collection.libsecretName)
-      }
       let collectionPath = try Self.path(of: collection, on: service)
+      guard exactly else {
+        try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value, replace: true)
+        return
+      }
       let (found, _) = try Self.itemPaths(attributes, inCollectionAt: collectionPath, on: service)
       let exact = try Self.exactMatches(found, attributes, on: service)
       if exact.count == found.count {
         // No item carries more attributes, so the provider's replace can only hit this one.
-        try service.store(value, attributes: attributes, label: label, collection: collection.libsecretName)
+        try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value, replace: true)
       } else if let path = exact.first {
         try service.setSecret(value, at: path)
       } else {
-        try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value)
+        try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value, replace: false)
       }
     }
   }
