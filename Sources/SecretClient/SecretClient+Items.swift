@@ -133,7 +133,7 @@ extension SecretClient {
   }
 
   /// Matching items, split by lock state, in `collection` when one is given.
-  private static func itemPaths(
+  static func itemPaths(
     _ attributes: [String: String], in collection: CollectionID?, on service: ServiceHandle
   ) throws(SecretError) -> (unlocked: [String], locked: [String]) {
     var collectionPath: String?
@@ -200,37 +200,5 @@ extension SecretClient {
     guard !text.utf8.contains(0) else {
       throw .invalidArgument("the \(what) contains a NUL character, which D-Bus strings cannot carry")
     }
-  }
-}
-
-extension SecretClient {
-  /// The attributes `secret-tool` and this project use for a service and an optional account.
-  public static func attributes(service: String, account: String? = nil) -> [String: String] {
-    var attributes = ["service": service]
-    if let account { attributes["account"] = account }
-    return attributes
-  }
-
-  /// The secret stored for `service` and `account`, or `nil`.
-  public func read(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError)
-    -> SecretValue?
-  {
-    try read(Self.attributes(service: service, account: account), in: collection)
-  }
-
-  /// Stores the secret for `service` and `account`.
-  public func write(
-    _ value: SecretValue, service: String, account: String? = nil, label: String? = nil,
-    in collection: CollectionID = .default
-  ) throws(SecretError) {
-    try write(value, attributes: Self.attributes(service: service, account: account), label: label, in: collection)
-  }
-
-  /// Deletes the secret for `service` and `account`; returns whether there was one.
-  @discardableResult
-  public func delete(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError)
-    -> Bool
-  {
-    try delete(Self.attributes(service: service, account: account), in: collection)
   }
 }
