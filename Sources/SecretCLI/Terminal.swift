@@ -58,9 +58,13 @@ package struct Console: Sendable {
 enum Terminal {
   /// Reads one line from the controlling terminal with echo off, after showing `prompt` there.
   /// The line's newline is not kept. The terminal's settings are restored afterwards, also when
-  /// SIGINT, SIGTERM, SIGHUP, SIGQUIT or SIGPIPE end us mid-prompt; Ctrl-Z (SIGTSTP) stops us
-  /// with the terminal as it was, and echo goes off again when we are continued.
+  /// any signal that can end us (SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGUSR1, …, the real-time
+  /// ones) does so mid-prompt; one that stops us (Ctrl-Z's SIGTSTP, SIGTTIN and SIGTTOU in the
+  /// background) stops us with the terminal as it was, and echo goes off again when we are
+  /// continued.
   static func readSecret(prompt: String, into buffer: inout SecretBuffer) throws(CLIError) {
+    // What is typed must not reach a core file if a signal (Ctrl-\ is SIGQUIT) dumps us mid-prompt.
+    try? ResourceLimits.disableCoreFiles()
     guard let tty = try? FileDescriptor.openControllingTerminal() else {
       throw .usage("no terminal to ask on; pipe the secret on stdin instead (`printf %s \"$TOKEN\" | secretctl set …`)")
     }
@@ -101,7 +105,5 @@ enum Terminal {
     byte = 0
   }
 
-  private static let signalsThatEndOrStopUs: [Signal] = [
-    .interrupt, .terminate, .hangUp, .quit, .brokenPipe, .terminalStop,
-  ]
+  private static let signalsThatEndOrStopUs = Signal.endingOrStopping
 }
