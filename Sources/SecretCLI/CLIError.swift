@@ -70,28 +70,10 @@ package struct CLIError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Runs a client call, turning its error into the command line's.
-func service<T>(_ body: () throws(SecretError) -> T) throws(CLIError) -> T {
+func service<T>(_ client: SecretClient? = nil, _ body: () throws(SecretError) -> T) throws(CLIError) -> T {
   do {
     return try body()
   } catch {
     throw CLIError(error)
   }
-}
-
-/// The most recently modified unlocked item whose attributes include `attributes`, with its
-/// secret (the caller wipes it); nil when none matches; an error when the only matches are
-/// locked. The secrets of the other matches are wiped.
-func newestReadableItem(
-  _ attributes: [String: String], in collection: CollectionID? = nil, client: SecretClient
-) throws(CLIError) -> SecretItem? {
-  var items = try service { () throws(SecretError) in
-    try client.search(attributes, includeSecrets: true, in: collection)
-  }
-  let newest = items.indices.filter { items[$0].secret != nil }.max { items[$0].modified < items[$1].modified }
-  for index in items.indices where index != newest {
-    items[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) }
-  }
-  if let newest { return items[newest] }
-  if let locked = items.first(where: \.isLocked) { throw CLIError(SecretError.locked(path: locked.collectionPath)) }
-  return nil
 }
