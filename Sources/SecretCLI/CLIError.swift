@@ -44,6 +44,8 @@ package struct CLIError: Error, Sendable, Hashable, CustomStringConvertible {
           + "`dbus-run-session -- $SHELL`, then start `secretd &`")
     case .invalidArgument:
       self = .usage(Self.oneLine(error.description))
+    case .noSuchObject(path: "alias default"):
+      self = .noDefaultCollection(nil)
     case .noSuchObject:
       self = .notFound(Self.oneLine(error.description))
     case .locked, .promptDismissed, .dbus:
@@ -63,16 +65,29 @@ package struct CLIError: Error, Sendable, Hashable, CustomStringConvertible {
     }
   }
 
+  /// A provider with no collection behind the `default` alias: gnome-keyring before a login
+  /// keyring exists. `provider` names it when known.
+  static func noDefaultCollection(_ provider: ProviderInfo?) -> CLIError {
+    let who = provider.map { "the Secret Service provider \($0.ownerDescription)" } ?? "the Secret Service provider"
+    return .service(
+      "\(who) has no default collection (gnome-keyring has none until a login keyring exists); "
+        + "store in the session collection with `--collection session`, or create the login keyring "
+        + "(log in to a desktop session, or start `gnome-keyring-daemon --unlock`, which reads its password on stdin)")
+  }
+
   /// Error text from elsewhere (D-Bus messages) may span lines; stderr gets exactly one.
   static func oneLine(_ text: String) -> String {
     text.split(whereSeparator: \.isNewline).joined(separator: " ")
   }
 }
 
-/// Runs a client call, turning its error into the command line's.
+/// Runs a client call, turning its error into the command line's. With `client`, a provider
+/// that has no default collection is named in the message.
 func service<T>(_ client: SecretClient? = nil, _ body: () throws(SecretError) -> T) throws(CLIError) -> T {
   do {
     return try body()
+  } catch .noSuchObject(path: "alias default") {
+    throw .noDefaultCollection(client.flatMap { try? $0.provider() })
   } catch {
     throw CLIError(error)
   }

@@ -48,9 +48,16 @@ package struct Console: Sendable {
   @discardableResult
   func write(_ bytes: UnsafeRawBufferPointer) -> Bool { (try? output.writeAll(bytes)) != nil }
 
-  /// One line on stderr, prefixed with the program's name.
+  /// A secret on stdout, byte for byte; a newline follows only when stdout is a terminal.
+  func writeSecret(_ bytes: [UInt8]) throws(CLIError) {
+    guard bytes.withUnsafeBytes({ write($0) }) else { throw .service("cannot write the secret to stdout") }
+    if outputIsTerminal { print("\n") }
+  }
+
+  /// One line on stderr, prefixed with the program's name; control characters (from labels
+  /// and attributes quoted in it) are shown as escapes.
   func report(_ message: String) {
-    try? error.writeAll("secretctl: \(CLIError.oneLine(message))\n")
+    try? error.writeAll("secretctl: \(CLIError.oneLine(message).visible)\n")
   }
 }
 

@@ -65,10 +65,43 @@ struct ReferenceCommandTests {
         #"printf '%s|%s|%s|%s|%s|%s|%s' "$TOKEN" "$DB" "$PLAIN" "$UNQUOTED" "$MULTI" "$OVERRIDDEN" "$INHERITED""#
       let run = try secretctl(
         instance,
-        ["run", "--env-file", envFile.path, "-e", "OVERRIDDEN=secret://db", "--", "/bin/sh", "-c", script],
+        [
+          "run", "--resolve-inherited", "--env-file", envFile.path, "-e", "OVERRIDDEN=secret://db", "--", "/bin/sh",
+          "-c",
+          script,
+        ],
         environment: ["INHERITED": "secret://github.com/alice"])
       #expect(run.status == 0, "\(run.stderrText)")
       #expect(run.stdoutText == "tok en|pw|two words \"quoted\"|a b|line one\nline two|pw|tok en")
+    }
+  }
+
+  @Test(
+    "a reference planted in the inherited environment (a CI variable) stays text unless --resolve-inherited asks for it",
+    arguments: Provider.all)
+  func runLeavesInheritedReferencesAloneUnlessAsked(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      _ = try SecretCLITests.secretctl(instance, ["set", "github.com", "alice"], input: "tok-en")
+      _ = try SecretCLITests.secretctl(instance, ["set", "db"], input: "pw")
+      // A job that prints a variable someone else's configuration sets, next to its own secret.
+      let job = #"printf '%s|%s' "$BUILD_LABEL" "$DB""#
+      let planted = ["BUILD_LABEL": "secret://github.com/alice"]
+      let run = try secretctl(
+        instance, ["run", "-e", "DB=secret://db", "--", "/bin/sh", "-c", job], environment: planted)
+      #expect(run.status == 0, "\(run.stderrText)")
+      #expect(run.stdoutText == "secret://github.com/alice|pw", "\(run.stdoutText)")
+      let masked = try secretctl(
+        instance, ["run", "--mask", "-e", "DB=secret://db", "--", "/bin/sh", "-c", job], environment: planted)
+      #expect(masked.stdoutText == "secret://github.com/alice|<concealed>")
+      // Asked for, the inherited reference is resolved; a variable given with -e wins over it.
+      let asked = try secretctl(
+        instance, ["run", "--resolve-inherited", "-e", "DB=secret://db", "--", "/bin/sh", "-c", job],
+        environment: planted)
+      #expect(asked.stdoutText == "tok-en|pw")
+      let overridden = try secretctl(
+        instance, ["run", "--resolve-inherited", "-e", "BUILD_LABEL=plain", "--", "/bin/sh", "-c", job],
+        environment: planted.merging(["DB": "secret://nope"]) { $1 })
+      #expect(overridden.status == 1 && overridden.stderrText.contains("secret://nope"), "\(overridden.stderrText)")
     }
   }
 
