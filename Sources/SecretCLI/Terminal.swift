@@ -10,7 +10,7 @@ package struct Console: Sendable {
   /// as the process: secretctl then exits with its connection open, as secret-tool does, and the
   /// kernel closes it. Releasing the client first would close it synchronously (GDBus waits for
   /// its worker thread), which cost every command about half a millisecond before exit.
-  private let secretClient: SecretClient
+  private var secretClient: SecretClient
   /// OpenBao, in secretctl-bao; nil in secretctl, whose commands that need it are handed over.
   package var openBao: (any OpenBaoAccess)?
   /// Whether a command that needs OpenBao replaces this process with secretctl-bao (the real
@@ -38,6 +38,12 @@ package struct Console: Sendable {
 
   /// A client of the session bus (or `SECRET_SERVICE_BUS_NAME`); connects on first use.
   func client() -> SecretClient { secretClient }
+
+  /// Lets the client use a provider that offers only plain transfer (`--allow-plain-transfer`).
+  /// Called before the client's first use, so the client it replaces never connected.
+  mutating func allowPlainTransfer() {
+    secretClient = SecretClient(bus: secretClient.bus, busName: secretClient.busName, allowsPlainTransfer: true)
+  }
 
   /// Text on stdout, exactly as given.
   func print(_ text: String) {
