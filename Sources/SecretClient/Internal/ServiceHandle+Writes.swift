@@ -12,7 +12,20 @@ extension ServiceHandle {
   func createItem(
     in collectionPath: String, attributes: [String: String], label: String, value: SecretValue, replace: Bool
   ) throws(SecretError) -> String {
-    let reply = try inTransferSession { session throws(SecretError) in
+    let reply = try unlockingOnce(collectionPath) { () throws(SecretError) in
+      try createItemReply(in: collectionPath, attributes: attributes, label: label, value: value, replace: replace)
+    }
+    defer { g_variant_unref(reply) }
+    let item = stringValue(of: reply, at: 0)
+    let prompt = stringValue(of: reply, at: 1)
+    guard item == "/", prompt != "/" else { return item }
+    return try prompted(prompt, for: collectionPath)
+  }
+
+  private func createItemReply(
+    in collectionPath: String, attributes: [String: String], label: String, value: SecretValue, replace: Bool
+  ) throws(SecretError) -> OpaquePointer {
+    try inTransferSession { session throws(SecretError) in
       var properties: [OpaquePointer?] = [
         g_variant_new_dict_entry(
           g_variant_new_string("org.freedesktop.Secret.Item.Label"), g_variant_new_variant(g_variant_new_string(label))),
@@ -28,22 +41,35 @@ extension ServiceHandle {
         collectionPath, "org.freedesktop.Secret.Collection", "CreateItem", g_variant_new_tuple(&arguments, 3),
         replyType: "(oo)", destination: session.provider)
     }
-    defer { g_variant_unref(reply) }
-    let item = stringValue(of: reply, at: 0)
-    let prompt = stringValue(of: reply, at: 1)
-    guard item == "/", prompt != "/" else { return item }
-    return try prompted(prompt, for: collectionPath)
   }
 
   /// Replaces the secret of the item at `path`. Wraps `org.freedesktop.Secret.Item.SetSecret`.
   func setSecret(_ value: SecretValue, at path: String) throws(SecretError) {
-    let reply = try inTransferSession { session throws(SecretError) in
-      var argument: OpaquePointer? = try sealed(value, in: session)
-      return try callObject(
-        path, "org.freedesktop.Secret.Item", "SetSecret", g_variant_new_tuple(&argument, 1), replyType: "()",
-        destination: session.provider)
+    let reply = try unlockingOnce(SecretClient.collectionPath(ofItem: path)) { () throws(SecretError) in
+      try inTransferSession { session throws(SecretError) in
+        var argument: OpaquePointer? = try sealed(value, in: session)
+        return try callObject(
+          path, "org.freedesktop.Secret.Item", "SetSecret", g_variant_new_tuple(&argument, 1), replyType: "()",
+          destination: session.provider)
+      }
     }
     g_variant_unref(reply)
+  }
+
+  /// Runs `write`; when its collection is locked, asks the provider to unlock it (secretd does
+  /// at once, gnome-keyring shows its prompt) and runs it once more, as libsecret's store does.
+  /// A collection that stays locked is the write's own `locked` error.
+  private func unlockingOnce<T>(_ collectionPath: String, _ write: () throws(SecretError) -> T) throws(SecretError)
+    -> T
+  {
+    do {
+      return try write()
+    } catch .locked(let path) {
+      guard let unlocked = try? setLocked(false, paths: [collectionPath]), unlocked > 0 else {
+        throw .locked(path: path)
+      }
+      return try write()
+    }
   }
 
   /// Shows the provider's prompt and returns the object path it completes with.
