@@ -35,9 +35,14 @@ extension ServiceHandle {
       executable: credentials.pid.flatMap(Self.executable(of:)), uid: credentials.uid)
   }
 
-  /// The owner of the provider's name, starting the provider when the bus can (a `Peer.Ping`
-  /// sent to the name activates it) and nobody owns it yet.
+  /// The owner of the provider's name: the one the connection's proxy learnt when it was made
+  /// (no round trip), else asked of the bus, starting the provider when the bus can (a
+  /// `Peer.Ping` sent to the name activates it) and nobody owns it yet. An owner learnt earlier
+  /// is as safe as one asked now: secrets go to that unique name only, and a name whose owner
+  /// has gone answers nothing, which makes the client reconnect.
   private func currentOwner() throws(SecretError) -> String {
+    let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
+    if let owner = g_dbus_proxy_get_name_owner(proxy).map(takeString) { return owner }
     do {
       return try nameOwner()
     } catch .serviceUnavailable {
