@@ -23,28 +23,29 @@ enum ItemCommands {
     arguments: [Common.service, Common.account], options: [Common.collectionFilter, Common.json, Store.option]
   ) { arguments, console throws(CLIError) in
     let (service, account) = try serviceAndAccount(arguments)
-    let found: SecretValue?
+    var value: SecretValue
     let store = try Store(arguments)
     let suggestion = "; store one with `secretctl set\(store == .bao ? " --store bao" : "") \(words(service, account))`"
     switch store {
     case .bao:
       try store.refuse(["collection"], in: arguments)
-      found = try console.openBaoAccess().value(service: service, account: account)
-        .map { SecretValue(bytes: $0, contentType: "text/plain") }
-      guard found != nil else { throw .notFound("no secret for \(describe(service, account))\(suggestion)") }
+      guard let bytes = try console.openBaoAccess().value(service: service, account: account) else {
+        throw .notFound("no secret for \(describe(service, account))\(suggestion)")
+      }
+      value = SecretValue(bytes: bytes, contentType: "text/plain")
     case .secretService:
       let client = console.client()
       let collection = arguments.option("collection").map(CollectionID.init)
-      found = try SecretCLI.service(client) { () throws(SecretError) in
+      let found = try SecretCLI.service(client) { () throws(SecretError) in
         try client.read(service: service, account: account, in: collection)
       }
-      guard found != nil else {
+      guard let found else {
         throw nothingNamed(
           SecretClient.attributes(service: service, account: account), describe(service, account), in: collection,
           client: client, ifNoneMatch: suggestion)
       }
+      value = found
     }
-    guard var value = found else { return .notFound }
     defer { wipe(&value.bytes) }
     try show(value, service: service, account: account, json: arguments.flag("json"), console: console)
     return .success

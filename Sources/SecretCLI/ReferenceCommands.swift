@@ -88,6 +88,7 @@ enum ReferenceCommands {
       Reads the template (-i FILE, or stdin) and writes it (-o FILE, or stdout) with each
       {{ REFERENCE }} replaced by its secret, as stored; other {{ … }} are left as they are.
       Every reference is resolved before anything is written: if one is missing, nothing is.
+      An empty template on stdin writes nothing (exit 2) unless --allow-empty.
       The -o file is created with mode 0600 and replaced atomically (written beside it, then
       renamed), so it never holds half a template.
       \(referenceHelp)
@@ -98,10 +99,15 @@ enum ReferenceCommands {
     options: [
       OptionSpec("in-file", short: "i", value: "FILE", help: "The template; stdin when not given."),
       OptionSpec("out-file", short: "o", value: "FILE", help: "Where to write; stdout when not given."),
+      OptionSpec("allow-empty", help: "Write an empty output when the template on stdin is empty."),
     ]
   ) { arguments, console throws(CLIError) in
     let inFile = arguments.option("in-file")
     let template = try readTemplate(inFile)
+    // `cat missing.tpl | secretctl inject -o config.yml` would otherwise empty config.yml.
+    guard !template.isEmpty || inFile != nil || arguments.flag("allow-empty") else {
+      throw .usage("nothing on stdin; nothing was written (--allow-empty writes an empty output)")
+    }
     // A template read from stdin goes with the command if it is handed to secretctl-bao, which
     // reads a regular file again; a pipe named by -i cannot be read twice.
     let consumedInput = inFile == nil ? template : nil

@@ -163,6 +163,14 @@ struct ReferenceCommandTests {
       let stdout = try SecretCLITests.secretctl(instance, ["inject"], input: "x={{secret://db}}")
       #expect(stdout.stdoutText == "x=pw")
 
+      // Empty stdin (a template that was not there) leaves the output file as it was.
+      let emptied = try SecretCLITests.secretctl(instance, ["inject", "-o", output.path], input: "")
+      #expect(emptied.status == 2 && emptied.stderrText.contains("nothing on stdin"), "\(emptied.stderrText)")
+      #expect(try String(contentsOf: output, encoding: .utf8) == "password: pw\nother: {{ not.a.reference }}\n")
+      let allowed = try SecretCLITests.secretctl(instance, ["inject", "--allow-empty", "-o", output.path], input: "")
+      #expect(allowed.status == 0)
+      #expect(try Data(contentsOf: output).isEmpty)
+
       let missingOutput = folder.appending(path: "never.yml")
       let missing = try SecretCLITests.secretctl(
         instance, ["inject", "-o", missingOutput.path], input: "a: {{ secret://db }}\nb: {{ secret://nope/x }}\n")
