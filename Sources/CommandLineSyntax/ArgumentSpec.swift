@@ -9,15 +9,20 @@ package struct ArgumentSpec: Sendable, Hashable {
   package var isVariadic: Bool
   /// Words offered by shell completion (not enforced: the command validates).
   package var completions: [String]
+  /// The name of a list of words that only the program knows at completion time (such as the
+  /// services stored now): completion scripts ask the program for it and offer its words.
+  package var liveCompletions: String?
 
   package init(
-    _ name: String, _ help: String, optional: Bool = false, variadic: Bool = false, completions: [String] = []
+    _ name: String, _ help: String, optional: Bool = false, variadic: Bool = false, completions: [String] = [],
+    liveCompletions: String? = nil
   ) {
     self.name = name
     self.help = help
     self.isOptional = optional
     self.isVariadic = variadic
     self.completions = completions
+    self.liveCompletions = liveCompletions
   }
 
   /// `SERVICE`, `[ACCOUNT]`, `ATTR=VALUE...` or `[ATTR=VALUE...]`, as usage lines show it.

@@ -44,11 +44,35 @@ package struct CLIError: Error, Sendable, Hashable, CustomStringConvertible {
           + "`dbus-run-session -- $SHELL`, then start `secretd &`")
     case .invalidArgument:
       self = .usage(Self.oneLine(error.description))
+    case .noSuchObject(path: "alias default"):
+      self = .noDefaultCollection(nil)
     case .noSuchObject:
       self = .notFound(Self.oneLine(error.description))
     case .locked, .promptDismissed, .dbus:
       self = .service(Self.oneLine(error.description))
+    case .providerOfAnotherUser(let provider):
+      self = .service(
+        "\(provider.busName) is owned by \(provider.ownerDescription), which runs as "
+          + (provider.uid.map { "uid \($0)" } ?? "a user the bus does not tell")
+          + ", not as you (uid \(UserID.effective)): no secret was sent to it or read from it. "
+          + "Find out who started it (`ps -o user,pid,args -p \(provider.pid.map(String.init) ?? "PID")`), stop it, "
+          + "then start your own provider (`secretd &`)")
+    case .plainTransferRefused(let busName):
+      self = .service(
+        "the provider of \(busName) offers only plain transfer, which sends secrets unencrypted over the bus; "
+          + "nothing was sent or read. If you trust every process that can watch this bus, allow it with "
+          + "`secretctl --allow-plain-transfer COMMAND …`")
     }
+  }
+
+  /// A provider with no collection behind the `default` alias: gnome-keyring before a login
+  /// keyring exists. `provider` names it when known.
+  static func noDefaultCollection(_ provider: ProviderInfo?) -> CLIError {
+    let who = provider.map { "the Secret Service provider \($0.ownerDescription)" } ?? "the Secret Service provider"
+    return .service(
+      "\(who) has no default collection (gnome-keyring has none until a login keyring exists); "
+        + "store in the session collection with `--collection session`, or create the login keyring "
+        + "(log in to a desktop session, or start `gnome-keyring-daemon --unlock`, which reads its password on stdin)")
   }
 
   /// Error text from elsewhere (D-Bus messages) may span lines; stderr gets exactly one.
@@ -57,29 +81,14 @@ package struct CLIError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 }
 
-/// Runs a client call, turning its error into the command line's.
-func service<T>(_ body: () throws(SecretError) -> T) throws(CLIError) -> T {
+/// Runs a client call, turning its error into the command line's. With `client`, a provider
+/// that has no default collection is named in the message.
+func service<T>(_ client: SecretClient? = nil, _ body: () throws(SecretError) -> T) throws(CLIError) -> T {
   do {
     return try body()
+  } catch .noSuchObject(path: "alias default") {
+    throw .noDefaultCollection(client.flatMap { try? $0.provider() })
   } catch {
     throw CLIError(error)
   }
-}
-
-/// The most recently modified unlocked item whose attributes include `attributes`, with its
-/// secret (the caller wipes it); nil when none matches; an error when the only matches are
-/// locked. The secrets of the other matches are wiped.
-func newestReadableItem(
-  _ attributes: [String: String], in collection: CollectionID? = nil, client: SecretClient
-) throws(CLIError) -> SecretItem? {
-  var items = try service { () throws(SecretError) in
-    try client.search(attributes, includeSecrets: true, in: collection)
-  }
-  let newest = items.indices.filter { items[$0].secret != nil }.max { items[$0].modified < items[$1].modified }
-  for index in items.indices where index != newest {
-    items[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) }
-  }
-  if let newest { return items[newest] }
-  if let locked = items.first(where: \.isLocked) { throw CLIError(SecretError.locked(path: locked.collectionPath)) }
-  return nil
 }

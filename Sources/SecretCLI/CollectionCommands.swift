@@ -1,6 +1,7 @@
 // lock, unlock, status: the collections and who provides them.
 import CommandLineSyntax
 import SecretClient
+import SystemCalls
 
 enum CollectionCommands {
   static let collection = ArgumentSpec(
@@ -14,7 +15,7 @@ enum CollectionCommands {
   ) { arguments, console throws(CLIError) in
     let target = CollectionID(arguments.argument(collection.name) ?? "default")
     let client = console.client()
-    try service { () throws(SecretError) in try client.lock(target) }
+    try service(client) { () throws(SecretError) in try client.lock(target) }
     return .success
   }
 
@@ -29,15 +30,16 @@ enum CollectionCommands {
   ) { arguments, console throws(CLIError) in
     let target = CollectionID(arguments.argument(collection.name) ?? "default")
     let client = console.client()
-    try service { () throws(SecretError) in try client.unlock(target) }
+    try service(client) { () throws(SecretError) in try client.unlock(target) }
     return .success
   }
 
   static let status = CommandSpec(
     "status", summary: "Show which provider serves secrets, and its collections.",
     discussion: """
-      Names the bus name's owner and its process, then each collection with its label, lock
-      state and item count; `default` marks the collection the default alias points at.
+      Names the bus name's owner, its process and the user it runs as, then each collection
+      with its label, lock state and item count; `default` marks the collection the default
+      alias points at. For secretd, the memory budget as far as it is known.
       Exit status: 0 a provider answers, 3 none does (the message says how to start secretd).
       """,
     options: [Common.json]
@@ -50,40 +52,48 @@ enum CollectionCommands {
       let defaultPath = try? client.path(of: .default)
       return (provider, collections, defaultPath)
     }
+    let budget = provider.isSecretd ? MemoryBudget(of: provider) : nil
     if arguments.flag("json") {
-      console.print(json(provider, collections, defaultPath).rendered)
+      console.print(json(provider, collections, defaultPath, budget).rendered)
     } else {
-      console.print(text(provider, collections, defaultPath))
+      console.print(text(provider, collections, defaultPath, budget))
     }
     return .success
   }
 
-  private static func text(_ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?) -> String
-  {
-    let process = [provider.pid.map { "pid \($0)" }, provider.executable].compactMap { $0 }.joined(separator: ", ")
-    var text = "provider: \(provider.busName) owned by \(provider.uniqueName)"
-    text += process.isEmpty ? "\n" : " (\(process))\n"
-    text += "expiry (--ttl): \(provider.isSecretd ? "supported" : "not supported")\n"
+  private static func text(
+    _ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?, _ budget: MemoryBudget?
+  ) -> String {
+    var text = "provider: \(provider.busName) owned by \(provider.ownerDescription.visible)"
+    text += provider.uid.map { " as uid \($0)\($0 == UserID.effective.rawValue ? " (you)" : "")" } ?? ""
+    text += "\nexpiry (--ttl): \(provider.isSecretd ? "supported" : "not supported")\n"
+    if let budget { text += "memory budget: \(budget.text)\n" }
+    if defaultPath == nil {
+      text += "default collection: none (gnome-keyring without a login keyring); store with `--collection session`\n"
+    }
     text += "collections:\n"
     for collection in collections {
       let items = collection.itemCount == 1 ? "1 item" : "\(collection.itemCount) items"
       let marks =
         [collection.isLocked ? "locked" : "unlocked", items] + (collection.path == defaultPath ? ["default"] : [])
-      text += "  \(collection.path)  \"\(collection.label)\"  \(marks.joined(separator: ", "))\n"
+      text += "  \(collection.path.visible)  \"\(collection.label.visible)\"  \(marks.joined(separator: ", "))\n"
     }
     return text
   }
 
-  private static func json(_ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?) -> JSON {
+  private static func json(
+    _ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?, _ budget: MemoryBudget?
+  ) -> JSON {
     .object([
       (
         "provider",
         .object([
           ("busName", .string(provider.busName)), ("uniqueName", .string(provider.uniqueName)),
           ("pid", provider.pid.map { .number(Int($0)) } ?? .null), ("executable", .string(provider.executable)),
-          ("supportsExpiry", .bool(provider.isSecretd)),
+          ("uid", provider.uid.map { .number(Int($0)) } ?? .null), ("supportsExpiry", .bool(provider.isSecretd)),
         ])
       ),
+      ("memoryBudget", budget?.json ?? .null),
       ("defaultCollection", .string(defaultPath)),
       (
         "collections",

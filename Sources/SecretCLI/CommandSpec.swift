@@ -30,6 +30,10 @@ struct CommandSpec: Sendable {
     self.run = run
   }
 
+  /// The words that name the command: `["get"]`, or `["credential", "set"]` for a command of a
+  /// group.
+  var words: [String] { name.split(separator: " ").map(String.init) }
+
   /// The declared options plus the implicit `--help`.
   var allOptions: [OptionSpec] { options + [.help] }
 
@@ -46,8 +50,18 @@ extension CommandSpec {
     do throws(UsageError) {
       return try syntax.parse(words)
     } catch {
-      throw usageError(error.message)
+      throw usageError(error.message + guess(forUnknownOptionIn: error.message))
     }
+  }
+
+  /// ` (did you mean --json?)` after `unknown option --jsn`, when one is near enough.
+  private func guess(forUnknownOptionIn message: String) -> String {
+    let prefix = "unknown option --"
+    guard message.hasPrefix(prefix) else { return "" }
+    return nearest(String(message.dropFirst(prefix.count)), in: allOptions.map(\.long)).map {
+      " (did you mean --\($0)?)"
+    }
+      ?? ""
   }
 
   func usageError(_ message: String) -> CLIError {

@@ -8,7 +8,8 @@ enum ExecCommand {
     "exec", summary: "Run COMMAND with secrets in its environment (like envchain, aws-vault exec).",
     discussion: """
       Each -e VAR=SERVICE[/ACCOUNT] puts the secret of SERVICE and ACCOUNT into the variable VAR
-      (the last / separates the account). Every secret is read first: if one is missing or
+      (the last / separates the account); VAR=SERVICE alone is the secret stored with no
+      account, never one of SERVICE's accounts. Every secret is read first: if one is missing or
       cannot be read, nothing is run. Then secretctl replaces itself with COMMAND (execvp, found
       on PATH), so no parent process keeps the secrets, and COMMAND's exit status is the status.
       Options end at COMMAND; `--` may also end them.
@@ -38,13 +39,14 @@ enum ExecCommand {
     let client = console.client()
     let collection = arguments.option("collection").map(CollectionID.init)
     for binding in bindings {
-      let found = try service { () throws(SecretError) in
+      let found = try service(client) { () throws(SecretError) in
         try client.read(service: binding.service, account: binding.account, in: collection)
       }
       guard var value = found else {
-        throw .notFound(
-          "no secret for \(ItemCommands.describe(binding.service, binding.account)) (for \(binding.variable)); nothing was run"
-        )
+        throw ItemCommands.nothingNamed(
+          SecretClient.attributes(service: binding.service, account: binding.account),
+          "\(ItemCommands.describe(binding.service, binding.account)) (for \(binding.variable))", in: collection,
+          client: client, consequence: "; nothing was run")
       }
       defer { wipe(&value.bytes) }
       try setVariable(binding.variable, toSecret: value)

@@ -12,6 +12,10 @@ enum GitCredential {
       as git-credential-libsecret stores them (attributes user, protocol, server, port,
       object; schema org.gnome.keyring.NetworkPassword, the one every version of git's helper
       finds), so the two helpers share credentials.
+      `get` gives the newest of git's credentials that match (another program's item with
+      the same attributes is never given). `erase` removes only what git's own helper (git
+      2.43 and later) would: the matching credentials, and when git sends the password it
+      rejected, only those holding that password, so a stale one never takes the fresh one.
       `get` with nothing found prints nothing and exits 0; other actions are ignored.
       Use it: git config --global credential.helper '!secretctl git-credential'
       """,
@@ -41,14 +45,26 @@ enum GitCredential {
   }
 
   /// The schema name stored as `xdg:schema`. git's helper searched only under this name up to
-  /// git 2.44 (Debian 12 ships 2.39); later ones store `org.git.Password` but search ignoring
+  /// git 2.42 (Debian 12 ships 2.39); later ones store `org.git.Password` but search ignoring
   /// the name. Items under this name are found by both.
   static let schemaName = "org.gnome.keyring.NetworkPassword"
 
+  /// The schema names git's libsecret helpers store credentials under. Items of other programs
+  /// (other schemas, or none) that happen to carry the same attributes are neither given to git
+  /// nor erased.
+  static let gitSchemaNames: Set<String> = [schemaName, "org.git.Password"]
+
+  static func isGitCredential(_ item: SecretItem) -> Bool {
+    item.attributes["xdg:schema"].map(gitSchemaNames.contains) ?? false
+  }
+
   private static func get(_ credential: inout Credential, client: SecretClient, console: Console) throws(CLIError) {
     guard credential.protocol != nil, credential.host != nil || credential.path != nil else { return }
-    // As git's helper (SECRET_SCHEMA_DONT_MATCH_NAME): the schema name is not searched for.
-    guard var item = try newestReadableItem(credential.attributes, client: client) else { return }
+    // Searched without the schema name, as git's helper does (SECRET_SCHEMA_DONT_MATCH_NAME);
+    // the items of git's two schemas are kept.
+    guard var item = try newestReadableItem(credential.attributes, client: client, where: isGitCredential) else {
+      return
+    }
     // No copy of the secret is kept beside the item's, so the wipe below reaches its only buffer.
     defer { item.secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) } }
     if let user = item.attributes["user"] { credential.username = user }
@@ -78,11 +94,16 @@ enum GitCredential {
     attributes["xdg:schema"] = schemaName
     var value = SecretValue(bytes: credential.storedSecret(), contentType: "text/plain")
     defer { wipe(&value.bytes) }
-    try service { () throws(SecretError) in
+    try service(client) { () throws(SecretError) in
       try client.write(value, attributes: attributes, label: credential.label, in: .default)
     }
   }
 
+  /// Removes what git's libsecret helper (2.43 and later) would, and no more: every item whose
+  /// attributes include the credential's, and when git gives the password it rejected, only
+  /// items holding that password, so that rejecting a stale password never takes the fresh one
+  /// stored since. Only git's credentials (its schemas) are removed; another program's item
+  /// with the same attributes stays.
   private static func erase(_ credential: Credential, client: SecretClient) throws(CLIError) {
     // As git's helper: an empty pattern would match everything, and is far too easy to send.
     let attributes = credential.attributes
@@ -90,7 +111,20 @@ enum GitCredential {
       attributes["protocol"] != nil || attributes["server"] != nil || attributes["object"] != nil
         || attributes["user"] != nil
     else { return }
-    _ = try service { () throws(SecretError) in try client.delete(attributes) }
+    let checksPassword = credential.passwordGiven
+    var items = try service(client) { () throws(SecretError) in
+      try client.search(attributes, includeSecrets: checksPassword)
+    }
+    defer { for index in items.indices { items[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) } } }
+    for item in items where isGitCredential(item) {
+      if checksPassword {
+        // git compares the first line: the stored secret's later lines are extra fields.
+        guard let secret = item.secret,
+          secret.bytes.prefix(while: { $0 != UInt8(ascii: "\n") }).elementsEqual(credential.password)
+        else { continue }
+      }
+      _ = try service(client) { () throws(SecretError) in try client.deleteItem(at: item.path) }
+    }
   }
 
   /// The protocol ends the request at a blank line, or at the end of input.
@@ -109,6 +143,8 @@ struct Credential {
   var path: String?
   var username: String?
   var password: [UInt8] = []
+  /// Whether git sent a `password=` line (possibly empty): `erase` then checks it.
+  var passwordGiven = false
   var passwordExpiry: String?
   var oauthRefreshToken: [UInt8] = []
 
@@ -121,7 +157,9 @@ struct Credential {
       if value.last == UInt8(ascii: "\r") { value = value.dropLast() }
       switch key {
       // The secret parts stay bytes; the input they came from is wiped by its owner.
-      case "password": password = Array(value)
+      case "password":
+        password = Array(value)
+        passwordGiven = true
       case "oauth_refresh_token": oauthRefreshToken = Array(value)
       default:
         let text = String(decoding: value, as: UTF8.self)
@@ -224,4 +262,27 @@ struct Credential {
     SecretCLI.wipe(&password)
     SecretCLI.wipe(&oauthRefreshToken)
   }
+}
+
+/// The most recently modified unlocked item whose attributes include `attributes`, with its
+/// secret (the caller wipes it); nil when none matches; an error when the only matches are
+/// locked. The secrets of the other matches are wiped.
+func newestReadableItem(
+  _ attributes: [String: String], in collection: CollectionID? = nil, client: SecretClient,
+  where accepted: (SecretItem) -> Bool = { _ in true }
+) throws(CLIError) -> SecretItem? {
+  var items = try service(client) { () throws(SecretError) in
+    try client.search(attributes, includeSecrets: true, in: collection)
+  }
+  for index in items.indices where !accepted(items[index]) {
+    items[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) }
+  }
+  items.removeAll { !accepted($0) }
+  let newest = items.indices.filter { items[$0].secret != nil }.max { items[$0].modified < items[$1].modified }
+  for index in items.indices where index != newest {
+    items[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) }
+  }
+  if let newest { return items[newest] }
+  if let locked = items.first(where: \.isLocked) { throw CLIError(SecretError.locked(path: locked.collectionPath)) }
+  return nil
 }

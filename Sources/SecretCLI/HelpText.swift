@@ -45,3 +45,13 @@ var programHelpText: String {
     """
   return text
 }
+
+/// What `secretctl GROUP --help` prints for a group of commands such as `credential`; nil when
+/// `name` is no group.
+func groupHelpText(_ name: String) -> String? {
+  let members = commandTable.filter { $0.words.count > 1 && $0.words[0] == name }
+  guard !members.isEmpty else { return nil }
+  return "Usage: secretctl \(name) COMMAND [OPTIONS] [ARGUMENTS]\n\nCommands:\n"
+    + helpTable(members.map { ($0.words.dropFirst().joined(separator: " "), $0.summary) })
+    + "\nSee `secretctl \(name) COMMAND --help`.\n"
+}

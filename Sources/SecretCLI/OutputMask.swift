@@ -2,13 +2,19 @@
 import SystemCalls
 
 /// Replaces every occurrence of the secrets in a stream of bytes with `<concealed>`: each run of
-/// bytes covered by one or more occurrences (overlapping secrets included) becomes one
-/// replacement. A secret may arrive split over two reads, so bytes that could begin one wait for
-/// the next read (or the end of the stream).
+/// bytes covered by one or more occurrences (overlapping or adjacent secrets included) becomes
+/// one replacement. The output does not depend on how the stream is cut into reads: bytes that
+/// could begin a secret wait for the next read (or the end of the stream), and bytes held back
+/// that an occurrence already covered stay covered, as does a run that goes on past a read.
 struct OutputMask {
   static let replacement = Array("<concealed>".utf8)
   private let secrets: [[UInt8]]
   private var pending: [UInt8] = []
+  /// How many bytes at the start of `pending` an occurrence that began in bytes already
+  /// written covers.
+  private var coveredAhead = 0
+  /// Whether the last byte written was covered, so a run that continues is not replaced twice.
+  private var inConcealedRun = false
 
   init(secrets: [[UInt8]]) {
     self.secrets = secrets.filter { !$0.isEmpty }
@@ -24,33 +30,42 @@ struct OutputMask {
   mutating func finish() -> [UInt8] { drain(final: true) }
 
   private mutating func drain(final: Bool) -> [UInt8] {
-    let covered = coveredBytes()
+    let (covered, reach) = coveredBytes()
     let limit = final ? pending.count : heldBackFrom()
     var output: [UInt8] = []
-    var index = 0
-    while index < limit {
+    for index in 0..<limit {
       if covered[index] {
-        output += Self.replacement
-        while index < limit && covered[index] { index += 1 }
+        if !inConcealedRun { output += Self.replacement }
+        inConcealedRun = true
       } else {
         output.append(pending[index])
-        index += 1
+        inConcealedRun = false
       }
     }
+    // Occurrences that began in the bytes written cover what they reach beyond them.
+    coveredAhead = max(0, reach[limit] - limit)
     Memory.wipe(&pending, upTo: limit)
     pending.removeFirst(limit)
     return output
   }
 
-  /// Which bytes of `pending` lie in an occurrence of a secret.
-  private func coveredBytes() -> [Bool] {
+  /// Which bytes of `pending` lie in an occurrence of a secret (or in one carried over), and
+  /// for each start, how far the occurrences that began before it reach.
+  private func coveredBytes() -> (covered: [Bool], reach: [Int]) {
     var covered = [Bool](repeating: false, count: pending.count)
+    for index in 0..<min(coveredAhead, pending.count) { covered[index] = true }
+    var ends = [Int](repeating: 0, count: pending.count + 1)
     for secret in secrets where secret.count <= pending.count {
       for start in 0...(pending.count - secret.count) where pending[start...].starts(with: secret) {
         for index in start..<(start + secret.count) { covered[index] = true }
+        ends[start + 1] = max(ends[start + 1], start + secret.count)
       }
     }
-    return covered
+    // reach[i]: the furthest end of an occurrence that starts before i (carried ones included).
+    var reach = ends
+    reach[0] = coveredAhead
+    for index in reach.indices.dropFirst() { reach[index] = max(reach[index - 1], reach[index]) }
+    return (covered, reach)
   }
 
   /// Where the bytes that could begin a secret (a proper prefix of one, up to the end) start.

@@ -28,20 +28,20 @@ enum ReferenceCommands {
     guard let text = arguments.argument("REFERENCE") else { throw .usage("missing REFERENCE") }
     var value = try resolve(try Reference(text), console: console)
     defer { wipe(&value.bytes) }
-    guard value.bytes.withUnsafeBytes({ console.write($0) }) else {
-      throw .service("cannot write the secret to stdout")
-    }
-    if console.outputIsTerminal { console.print("\n") }
+    try console.writeSecret(value.bytes)
     return .success
   }
 
   static let run = CommandSpec(
     "run", summary: "Run COMMAND with the secrets its environment and env files refer to.",
     discussion: """
-      Every environment variable whose value is a reference is given its secret: variables
-      secretctl inherits, those of each --env-file (dotenv: NAME=VALUE, export, # comments,
-      'single' and "double" quotes; later files win) and those given with -e (which win over
-      files). Every reference is resolved first: if one is missing, nothing is run. Then
+      Every variable of each --env-file (dotenv: NAME=VALUE, export, # comments, 'single' and
+      "double" quotes; later files win) and of each -e (which win over files) whose value is a
+      reference is given its secret. Variables secretctl inherits are passed on as they are,
+      references unresolved, unless --resolve-inherited is given: whoever can set a variable of
+      the environment (a CI job's configuration, a pull request) would otherwise choose which
+      secret lands in a variable the command may print. Every reference is resolved first: if
+      one is missing, nothing is run. Then
       secretctl replaces itself with COMMAND (found on PATH), so no parent keeps the secrets.
       With --mask, secretctl stays COMMAND's parent instead and copies its output and errors
       with every resolved secret replaced by <concealed> (COMMAND's own output is then a pipe,
@@ -63,18 +63,17 @@ enum ReferenceCommands {
         "env", short: "e", value: "NAME=VALUE", repeatable: true,
         help: "Set NAME to VALUE, a reference or plain text. Repeatable."),
       OptionSpec("mask", help: "Replace the secrets in COMMAND's output with <concealed>."),
+      OptionSpec(
+        "resolve-inherited",
+        help: "Also resolve references in the variables secretctl inherits (off: see why below)."),
     ],
     optionsEndAtFirstPositional: true
   ) { arguments, console throws(CLIError) in
     guard let command = arguments.argument("COMMAND") else {
       throw .usage("missing COMMAND; see `secretctl run --help`")
     }
-    for entry in try assignments(arguments) {
-      do throws(Errno) { try Environment.set(entry.name, to: entry.value) } catch {
-        throw .usage("cannot set the environment variable \(entry.name)")
-      }
-    }
-    var secrets = try resolveEnvironment(console: console)
+    var secrets = try resolve(
+      try assignments(arguments), inherited: arguments.flag("resolve-inherited"), console: console)
     defer { for index in secrets.indices { wipe(&secrets[index]) } }
     let argv = [command] + arguments.all("ARG")
     guard arguments.flag("mask") else { return ExecCommand.becomeCommand(command, arguments: argv, console: console) }
@@ -89,6 +88,7 @@ enum ReferenceCommands {
       Reads the template (-i FILE, or stdin) and writes it (-o FILE, or stdout) with each
       {{ REFERENCE }} replaced by its secret, as stored; other {{ … }} are left as they are.
       Every reference is resolved before anything is written: if one is missing, nothing is.
+      An empty template on stdin writes nothing (exit 2) unless --allow-empty.
       The -o file is created with mode 0600 and replaced atomically (written beside it, then
       renamed), so it never holds half a template.
       \(referenceHelp)
@@ -99,10 +99,15 @@ enum ReferenceCommands {
     options: [
       OptionSpec("in-file", short: "i", value: "FILE", help: "The template; stdin when not given."),
       OptionSpec("out-file", short: "o", value: "FILE", help: "Where to write; stdout when not given."),
+      OptionSpec("allow-empty", help: "Write an empty output when the template on stdin is empty."),
     ]
   ) { arguments, console throws(CLIError) in
     let inFile = arguments.option("in-file")
     let template = try readTemplate(inFile)
+    // `cat missing.tpl | secretctl inject -o config.yml` would otherwise empty config.yml.
+    guard !template.isEmpty || inFile != nil || arguments.flag("allow-empty") else {
+      throw .usage("nothing on stdin; nothing was written (--allow-empty writes an empty output)")
+    }
     // A template read from stdin goes with the command if it is handed to secretctl-bao, which
     // reads a regular file again; a pipe named by -i cannot be read twice.
     let consumedInput = inFile == nil ? template : nil
@@ -128,21 +133,21 @@ enum ReferenceCommands {
   }
 
   /// The secret `reference` names; a missing one is exit status 1, naming the reference and
-  /// then `consequence`.
+  /// `purpose`, then saying `consequence`.
   static func resolve(
-    _ reference: Reference, console: Console, _ consequence: String = "", standardInput: [UInt8]? = nil
+    _ reference: Reference, console: Console, for purpose: String = "", _ consequence: String = "",
+    standardInput: [UInt8]? = nil
   ) throws(CLIError) -> SecretValue {
-    let found: SecretValue?
     switch reference {
     case .secret(let reference):
-      found = try reference.resolve(with: console.client())
+      return try reference.resolve(with: console.client(), for: purpose, consequence)
     case .bao(let reference):
       let openBao = try console.openBaoAccess(standardInput: standardInput)
-      found = try openBao.field(reference.field, of: reference.path, in: reference.mount)
-        .map { SecretValue(bytes: $0, contentType: "text/plain") }
+      guard let found = try openBao.field(reference.field, of: reference.path, in: reference.mount) else {
+        throw .notFound("no secret for \(reference.text)\(purpose)\(consequence)")
+      }
+      return SecretValue(bytes: found, contentType: "text/plain")
     }
-    guard let found else { throw .notFound("no secret for \(reference.text)\(consequence)") }
-    return found
   }
 
   /// The variables of every --env-file, then of every -e, in order.
@@ -165,15 +170,37 @@ enum ReferenceCommands {
     return entries
   }
 
-  /// Gives every variable that holds a reference its secret; returns the secrets (for --mask).
-  private static func resolveEnvironment(console: Console) throws(CLIError) -> [[UInt8]] {
-    var secrets: [[UInt8]] = []
-    // Handed over before any variable holds a secret: secretctl-bao starts from the same environment.
-    if console.openBao == nil, Environment.entries.contains(where: { BaoReference.isReference($0.value) }) {
+  /// Sets every variable of `entries` (the last of a name wins), giving those that hold a
+  /// reference their secret, and, when `inherited`, the inherited variables that hold one too;
+  /// returns the secrets (for --mask).
+  private static func resolve(_ entries: [DotEnv.Entry], inherited: Bool, console: Console) throws(CLIError)
+    -> [[UInt8]]
+  {
+    var assigned: [(name: String, value: String)] = []
+    for entry in entries {
+      assigned.removeAll { $0.name == entry.name }
+      assigned.append((entry.name, entry.value))
+    }
+    if inherited {
+      for (name, value) in Environment.entries
+      where Reference.isReference(value) && !assigned.contains(where: { $0.name == name }) {
+        assigned.append((name, value))
+      }
+    }
+    // Handed over before any variable holds a secret: secretctl-bao starts from the same
+    // command line and environment.
+    if console.openBao == nil, assigned.contains(where: { BaoReference.isReference($0.value) }) {
       throw .needsOpenBao()
     }
-    for (name, value) in Environment.entries where Reference.isReference(value) {
-      var secret = try resolve(try Reference(value), console: console, " (for \(name)); nothing was run")
+    var secrets: [[UInt8]] = []
+    for (name, value) in assigned {
+      guard Reference.isReference(value) else {
+        do throws(Errno) { try Environment.set(name, to: value) } catch {
+          throw .usage("cannot set the environment variable \(name)")
+        }
+        continue
+      }
+      var secret = try resolve(try Reference(value), console: console, for: " (for \(name))", "; nothing was run")
       defer { wipe(&secret.bytes) }
       try ExecCommand.setVariable(name, toSecret: secret)
       secrets.append(secret.bytes)

@@ -79,22 +79,30 @@ struct SecretReference: Hashable {
     return String(validating: bytes, as: UTF8.self)
   }
 
-  /// The secret, or nil when no item matches. With other attributes, the most recently
-  /// modified unlocked item that has all of them; a match that is only locked is an error.
-  func resolve(with client: SecretClient) throws(CLIError) -> SecretValue? {
-    guard !otherAttributes.isEmpty else {
-      return try SecretCLI.service { () throws(SecretError) in
-        guard let account else {
-          // secret://SERVICE names the secret with no account, never one of the service's accounts.
-          return try client.read(["service": service], in: collection, exactly: true)
-        }
-        return try client.read(service: service, account: account, in: collection)
-      }
-    }
+  /// The attributes the reference names: service, account when given, and every `attr.`.
+  var address: [String: String] {
     var attributes = otherAttributes
     attributes["service"] = service
     attributes["account"] = account
-    return try newestReadableItem(attributes, in: collection, client: client)?.secret
+    return attributes
+  }
+
+  /// The secret of the item the reference names: the one whose attributes are exactly its
+  /// address (`secret://SERVICE` is the secret with no account, never one of the service's
+  /// accounts). None: status 1, naming the reference and `purpose`, listing the items with
+  /// more attributes, and saying `consequence`.
+  func resolve(with client: SecretClient, for purpose: String = "", _ consequence: String = "") throws(CLIError)
+    -> SecretValue
+  {
+    let address = address
+    let found = try SecretCLI.service(client) { () throws(SecretError) in
+      try client.readNamed(address, in: collection)?.value
+    }
+    guard let found else {
+      throw ItemCommands.nothingNamed(
+        address, text + purpose, in: collection, client: client, consequence: consequence)
+    }
+    return found
   }
 }
 

@@ -10,7 +10,7 @@ package struct Console: Sendable {
   /// as the process: secretctl then exits with its connection open, as secret-tool does, and the
   /// kernel closes it. Releasing the client first would close it synchronously (GDBus waits for
   /// its worker thread), which cost every command about half a millisecond before exit.
-  private let secretClient: SecretClient
+  private var secretClient: SecretClient
   /// OpenBao, in secretctl-bao; nil in secretctl, whose commands that need it are handed over.
   package var openBao: (any OpenBaoAccess)?
   /// Whether a command that needs OpenBao replaces this process with secretctl-bao (the real
@@ -39,6 +39,12 @@ package struct Console: Sendable {
   /// A client of the session bus (or `SECRET_SERVICE_BUS_NAME`); connects on first use.
   func client() -> SecretClient { secretClient }
 
+  /// Lets the client use a provider that offers only plain transfer (`--allow-plain-transfer`).
+  /// Called before the client's first use, so the client it replaces never connected.
+  mutating func allowPlainTransfer() {
+    secretClient = SecretClient(bus: secretClient.bus, busName: secretClient.busName, allowsPlainTransfer: true)
+  }
+
   /// Text on stdout, exactly as given.
   func print(_ text: String) {
     try? output.writeAll(text)
@@ -48,9 +54,16 @@ package struct Console: Sendable {
   @discardableResult
   func write(_ bytes: UnsafeRawBufferPointer) -> Bool { (try? output.writeAll(bytes)) != nil }
 
-  /// One line on stderr, prefixed with the program's name.
+  /// A secret on stdout, byte for byte; a newline follows only when stdout is a terminal.
+  func writeSecret(_ bytes: [UInt8]) throws(CLIError) {
+    guard bytes.withUnsafeBytes({ write($0) }) else { throw .service("cannot write the secret to stdout") }
+    if outputIsTerminal { print("\n") }
+  }
+
+  /// One line on stderr, prefixed with the program's name; control characters (from labels
+  /// and attributes quoted in it) are shown as escapes.
   func report(_ message: String) {
-    try? error.writeAll("secretctl: \(CLIError.oneLine(message))\n")
+    try? error.writeAll("secretctl: \(CLIError.oneLine(message).visible)\n")
   }
 }
 
@@ -58,9 +71,13 @@ package struct Console: Sendable {
 enum Terminal {
   /// Reads one line from the controlling terminal with echo off, after showing `prompt` there.
   /// The line's newline is not kept. The terminal's settings are restored afterwards, also when
-  /// SIGINT, SIGTERM, SIGHUP, SIGQUIT or SIGPIPE end us mid-prompt; Ctrl-Z (SIGTSTP) stops us
-  /// with the terminal as it was, and echo goes off again when we are continued.
+  /// any signal that can end us (SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGUSR1, …, the real-time
+  /// ones) does so mid-prompt; one that stops us (Ctrl-Z's SIGTSTP, SIGTTIN and SIGTTOU in the
+  /// background) stops us with the terminal as it was, and echo goes off again when we are
+  /// continued.
   static func readSecret(prompt: String, into buffer: inout SecretBuffer) throws(CLIError) {
+    // What is typed must not reach a core file if a signal (Ctrl-\ is SIGQUIT) dumps us mid-prompt.
+    try? ResourceLimits.disableCoreFiles()
     guard let tty = try? FileDescriptor.openControllingTerminal() else {
       throw .usage("no terminal to ask on; pipe the secret on stdin instead (`printf %s \"$TOKEN\" | secretctl set …`)")
     }
@@ -101,7 +118,5 @@ enum Terminal {
     byte = 0
   }
 
-  private static let signalsThatEndOrStopUs: [Signal] = [
-    .interrupt, .terminate, .hangUp, .quit, .brokenPipe, .terminalStop,
-  ]
+  private static let signalsThatEndOrStopUs = Signal.endingOrStopping
 }

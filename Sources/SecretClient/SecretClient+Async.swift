@@ -56,31 +56,36 @@ extension SecretClient {
     }
   }
 
-  /// The secret stored for `service` and `account` (the attributes `secret-tool` uses), or
-  /// `nil`; runs on a dedicated thread.
+  /// The secret stored for `service` and `account` (without an account: the one stored with
+  /// no account, never one of the service's accounts), or `nil`; runs on a dedicated thread.
   public func read(service: String, account: String? = nil, in collection: CollectionID? = nil)
     async throws(SecretError) -> SecretValue?
   {
-    try await read(Self.attributes(service: service, account: account), in: collection)
+    try await offload { client throws(SecretError) in
+      try client.read(service: service, account: account, in: collection)
+    }
   }
 
-  /// Stores the secret for `service` and `account` (the attributes `secret-tool` uses); runs on
+  /// Stores the secret for `service` and `account`, replacing only the item they name; runs on
   /// a dedicated thread.
   public func write(
     _ value: SecretValue, service: String, account: String? = nil, label: String? = nil,
     in collection: CollectionID = .default
   ) async throws(SecretError) {
-    try await write(
-      value, attributes: Self.attributes(service: service, account: account), label: label, in: collection)
+    try await offload { client throws(SecretError) in
+      try client.write(value, service: service, account: account, label: label, in: collection)
+    }
   }
 
-  /// Deletes the secret for `service` and `account` and returns whether there was one; runs on
-  /// a dedicated thread.
+  /// Deletes the secret stored for `service` and `account` (without an account: the one stored
+  /// with no account) and returns whether there was one; runs on a dedicated thread.
   @discardableResult
   public func delete(service: String, account: String? = nil, in collection: CollectionID? = nil)
     async throws(SecretError) -> Bool
   {
-    try await delete(Self.attributes(service: service, account: account), in: collection)
+    try await offload { client throws(SecretError) in
+      try client.delete(service: service, account: account, in: collection)
+    }
   }
 
   /// The object path of a collection, with an alias resolved; runs on a dedicated thread.

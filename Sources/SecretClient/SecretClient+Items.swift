@@ -77,19 +77,20 @@ extension SecretClient {
     let label = label ?? attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     try Self.validate(text: label, what: "label")
     try withService { service throws(SecretError) in
-      guard exactly else {
-        return try service.store(value, attributes: attributes, label: label, collection: collection.libsecretName)
-      }
       let collectionPath = try Self.path(of: collection, on: service)
+      guard exactly else {
+        try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value, replace: true)
+        return
+      }
       let (found, _) = try Self.itemPaths(attributes, inCollectionAt: collectionPath, on: service)
       let exact = try Self.exactMatches(found, attributes, on: service)
       if exact.count == found.count {
         // No item carries more attributes, so the provider's replace can only hit this one.
-        try service.store(value, attributes: attributes, label: label, collection: collection.libsecretName)
+        try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value, replace: true)
       } else if let path = exact.first {
         try service.setSecret(value, at: path)
       } else {
-        try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value)
+        try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value, replace: false)
       }
     }
   }
@@ -132,7 +133,7 @@ extension SecretClient {
   }
 
   /// Matching items, split by lock state, in `collection` when one is given.
-  private static func itemPaths(
+  static func itemPaths(
     _ attributes: [String: String], in collection: CollectionID?, on service: ServiceHandle
   ) throws(SecretError) -> (unlocked: [String], locked: [String]) {
     var collectionPath: String?
@@ -199,37 +200,5 @@ extension SecretClient {
     guard !text.utf8.contains(0) else {
       throw .invalidArgument("the \(what) contains a NUL character, which D-Bus strings cannot carry")
     }
-  }
-}
-
-extension SecretClient {
-  /// The attributes `secret-tool` and this project use for a service and an optional account.
-  public static func attributes(service: String, account: String? = nil) -> [String: String] {
-    var attributes = ["service": service]
-    if let account { attributes["account"] = account }
-    return attributes
-  }
-
-  /// The secret stored for `service` and `account`, or `nil`.
-  public func read(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError)
-    -> SecretValue?
-  {
-    try read(Self.attributes(service: service, account: account), in: collection)
-  }
-
-  /// Stores the secret for `service` and `account`.
-  public func write(
-    _ value: SecretValue, service: String, account: String? = nil, label: String? = nil,
-    in collection: CollectionID = .default
-  ) throws(SecretError) {
-    try write(value, attributes: Self.attributes(service: service, account: account), label: label, in: collection)
-  }
-
-  /// Deletes the secret for `service` and `account`; returns whether there was one.
-  @discardableResult
-  public func delete(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError)
-    -> Bool
-  {
-    try delete(Self.attributes(service: service, account: account), in: collection)
   }
 }

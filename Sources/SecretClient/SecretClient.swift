@@ -27,19 +27,36 @@ public final class SecretClient: Sendable {
   public let bus: Bus
   /// The bus name of the provider: `org.freedesktop.secrets` unless `SECRET_SERVICE_BUS_NAME` says otherwise.
   public let busName: String
+  /// Whether a provider that offers only `plain` transfer may be used, secrets then crossing
+  /// the bus unencrypted; otherwise such a provider is refused with
+  /// ``SecretError/plainTransferRefused(busName:)``.
+  public let allowsPlainTransfer: Bool
 
   private let handle = Mutex<ServiceHandle?>(nil)
   /// Where `async` calls run their blocking libsecret work.
   let executor: BlockingExecutor
 
   /// Creates a client. Nothing is contacted until the first call, so this never fails.
-  public convenience init(bus: Bus = .session, busName: String? = nil) {
-    self.init(bus: bus, busName: busName, executor: .shared)
+  ///
+  /// Before any secret is sent or accepted, the client checks that the provider's bus name is
+  /// owned by a process of its own Unix user, and refuses with
+  /// ``SecretError/providerOfAnotherUser(_:)`` otherwise. Secrets cross the bus encrypted
+  /// (`dh-ietf1024-sha256-aes128-cbc-pkcs7`); a provider that offers only `plain` is refused
+  /// unless `allowsPlainTransfer` says it is meant.
+  ///
+  /// - Parameters:
+  ///   - bus: the bus to talk to; the session bus unless given.
+  ///   - busName: the provider's name; `org.freedesktop.secrets` unless given (or set in
+  ///     `SECRET_SERVICE_BUS_NAME`).
+  ///   - allowsPlainTransfer: use a provider that cannot encrypt secrets on the bus.
+  public convenience init(bus: Bus = .session, busName: String? = nil, allowsPlainTransfer: Bool = false) {
+    self.init(bus: bus, busName: busName, allowsPlainTransfer: allowsPlainTransfer, executor: .shared)
   }
 
-  init(bus: Bus, busName: String?, executor: BlockingExecutor) {
+  init(bus: Bus, busName: String?, allowsPlainTransfer: Bool = false, executor: BlockingExecutor) {
     self.executor = executor
     self.bus = bus
+    self.allowsPlainTransfer = allowsPlainTransfer
     self.busName =
       busName ?? Environment.value(of: "SECRET_SERVICE_BUS_NAME") ?? "org.freedesktop.secrets"
   }
@@ -67,7 +84,7 @@ public final class SecretClient: Sendable {
       case .session: address = try ServiceHandle.sessionBusAddress()
       case .address(let given): address = given
       }
-      let service = try ServiceHandle(address: address, busName: busName)
+      let service = try ServiceHandle(address: address, busName: busName, allowsPlainTransfer: allowsPlainTransfer)
       cached = service
       return (service, true)
     }

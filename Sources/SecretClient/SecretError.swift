@@ -17,6 +17,12 @@ public enum SecretError: Error, Sendable, Hashable {
   case noSuchObject(path: String)
   /// Any other D-Bus error, by its name and message.
   case dbus(name: String, message: String)
+  /// The provider's bus name is owned by a process of another Unix user (or one whose user the
+  /// bus does not tell): nothing was sent to it or accepted from it.
+  case providerOfAnotherUser(ProviderInfo)
+  /// The provider offers only `plain` transfer, in which secrets cross the bus unencrypted, and
+  /// the client was not created with `allowsPlainTransfer`: nothing was sent or read.
+  case plainTransferRefused(busName: String)
 }
 
 extension SecretError: CustomStringConvertible {
@@ -40,6 +46,15 @@ extension SecretError: CustomStringConvertible {
       "No such object on the Secret Service: \(path). Check the collection name or alias."
     case .dbus(let name, let message):
       "The Secret Service failed with \(name): \(message)"
+    case .providerOfAnotherUser(let provider):
+      "\(provider.busName) is owned by \(provider.ownerDescription), which runs as "
+        + (provider.uid.map { "uid \($0)" } ?? "a user the bus does not tell")
+        + ", not as you (uid \(ProviderInfo.currentUser)): no secret was sent to it or read from it. "
+        + "Find out who started it (`ps -o user,pid,args -p PID`), stop it, and start your own provider."
+    case .plainTransferRefused(let busName):
+      "The provider of \(busName) offers only plain transfer, which sends secrets unencrypted over the bus: "
+        + "nothing was sent or read. Use a provider that supports dh-ietf1024-sha256-aes128-cbc-pkcs7, or, "
+        + "trusting every process that can watch this bus, allow plain transfer explicitly."
     }
   }
 }

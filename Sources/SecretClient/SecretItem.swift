@@ -1,6 +1,7 @@
 // FoundationEssentials, not Foundation: `Date` is the same type in both, and this module does not
 // pull CoreFoundation and ICU into every program that links it (secretctl starts faster).
 public import FoundationEssentials
+import SystemCalls
 
 /// What a search returns about one item: where it is, how it is labelled and found, and its
 /// secret only when the search asked for secrets.
@@ -60,6 +61,20 @@ public struct ProviderInfo: Sendable, Hashable {
   public var pid: Int32?
   /// The program the owner runs (`/usr/bin/gnome-keyring-daemon`, `secretd`, …), when readable.
   public var executable: String?
+  /// The Unix user the owner runs as, as the bus tells it (`GetConnectionCredentials`).
+  public var uid: UInt32?
+
+  /// Whether the owner runs as the calling process's own (effective) user.
+  public var runsAsCurrentUser: Bool { uid == Self.currentUser }
+
+  /// `:1.42 (pid 1234, /usr/bin/secretd)`, for messages.
+  public var ownerDescription: String {
+    let process = [pid.map { "pid \($0)" }, executable].compactMap { $0 }.joined(separator: ", ")
+    return process.isEmpty ? uniqueName : "\(uniqueName) (\(process))"
+  }
+
+  /// The effective user id of this process, which the bus reports for its connections.
+  static var currentUser: UInt32 { UserID.effective.rawValue }
 
   /// Whether the provider is this project's secretd, which honours item expiry.
   public var isSecretd: Bool {

@@ -34,6 +34,10 @@ package struct UserID: Hashable, Sendable, CustomStringConvertible {
   /// The real user id of this process. Wraps getuid(2).
   package static var current: UserID { UserID(rawValue: getuid()) }
 
+  /// The effective user id of this process: the one the kernel and the bus credit its
+  /// connections to. Wraps geteuid(2).
+  package static var effective: UserID { UserID(rawValue: geteuid()) }
+
   package var description: String { String(rawValue) }
 }
 

@@ -16,6 +16,28 @@ package struct Signal: Hashable, Sendable, CustomStringConvertible {
   package static let terminalStop = Signal(rawValue: SIGTSTP)
   package static let `continue` = Signal(rawValue: SIGCONT)
   package static let stop = Signal(rawValue: SIGSTOP)
+  package static let terminalInput = Signal(rawValue: SIGTTIN)
+  package static let terminalOutput = Signal(rawValue: SIGTTOU)
+  package static let alarm = Signal(rawValue: SIGALRM)
+  package static let user1 = Signal(rawValue: SIGUSR1)
+  package static let user2 = Signal(rawValue: SIGUSR2)
+
+  /// Every signal a handler can catch whose default action ends the process (with or without a
+  /// core file) or stops it: all but SIGKILL and SIGSTOP, which cannot be caught, and SIGCHLD,
+  /// SIGURG, SIGWINCH and SIGCONT, which are ignored by default. The real-time signals are
+  /// those glibc leaves to programs (SIGRTMIN to SIGRTMAX).
+  package static var endingOrStopping: [Signal] {
+    let fixed = [
+      SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGUSR1, SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM,
+      SIGTERM, SIGSTKFLT, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSYS, SIGTSTP, SIGTTIN, SIGTTOU,
+    ]
+    let realTime = Array(__libc_current_sigrtmin()...__libc_current_sigrtmax())
+    return (fixed + realTime).map(Signal.init(rawValue:))
+  }
+
+  /// Whether the signal's default action stops the process (SIGTSTP, SIGTTIN, SIGTTOU; SIGSTOP
+  /// cannot be caught).
+  package var stopsByDefault: Bool { [SIGTSTP, SIGTTIN, SIGTTOU].contains(rawValue) }
 
   package var description: String {
     switch rawValue {
@@ -28,6 +50,11 @@ package struct Signal: Hashable, Sendable, CustomStringConvertible {
     case SIGTSTP: "SIGTSTP"
     case SIGCONT: "SIGCONT"
     case SIGSTOP: "SIGSTOP"
+    case SIGTTIN: "SIGTTIN"
+    case SIGTTOU: "SIGTTOU"
+    case SIGALRM: "SIGALRM"
+    case SIGUSR1: "SIGUSR1"
+    case SIGUSR2: "SIGUSR2"
     default: "signal \(rawValue)"
     }
   }

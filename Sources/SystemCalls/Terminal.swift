@@ -1,6 +1,7 @@
 // Terminals: their settings, changed for a while (echo off for a prompt) and put back even when
 // a signal ends the process meanwhile.
 import Glibc
+import Synchronization
 
 /// A terminal's settings, as tcgetattr(3) reads them.
 package struct TerminalAttributes: Sendable {
@@ -38,17 +39,20 @@ extension FileDescriptor {
 
   /// Runs `body` with the terminal set to `changed`, then puts `original` back. When one of
   /// `signals` arrives meanwhile, a handler puts `original` back and the process then ends
-  /// as that signal's default action says; SIGTSTP (Ctrl-Z) among them stops the process with
-  /// `original` in place and sets `changed` again when it is continued. The handlers `signals`
-  /// had before are restored after `body`. Call it from one thread at a time.
+  /// as that signal's default action says; a stop signal among them (SIGTSTP from Ctrl-Z,
+  /// SIGTTIN or SIGTTOU in the background) stops the process with `original` in place and sets
+  /// `changed` again when it is continued. A signal the process ignores is left ignored. The
+  /// handlers `signals` had before are restored after `body`. Call it from one thread at a time.
   package func withTerminalAttributes<R, E: Error>(
     _ changed: TerminalAttributes, restoring original: TerminalAttributes, on signals: [Signal],
     _ body: () throws(E) -> R
   ) throws(E) -> R {
     changedTerminal = (self, original, changed)
-    let previous = signals.compactMap { signal in
+    let previous = signals.compactMap { signal -> (Signal, Signal.Disposition)? in
+      // Ignored (nohup, a shell's SIGTTOU): it cannot end us, and must not start to.
+      guard !signal.disposition.ignores else { return nil }
       let installed =
-        signal == .terminalStop
+        signal.stopsByDefault
         ? try? signal.handle(with: restoreTerminalAndStop, restartCalls: true)
         : try? signal.handle(with: restoreTerminalAndDie, restartCalls: false)
       return installed.map { (signal, $0) }
@@ -57,13 +61,18 @@ extension FileDescriptor {
       // Handlers first: a Ctrl-Z between the two would otherwise find our handler, which turns
       // echo off again when continued, after the settings were put back.
       for (signal, disposition) in previous { signal.restore(disposition) }
-      try? setTerminalAttributes(original)
+      if terminalIsChanged.exchange(false, ordering: .sequentiallyConsistent) { try? setTerminalAttributes(original) }
       changedTerminal = nil
     }
     // Changed after the handlers are in place, so a signal never leaves it changed.
     try? setTerminalAttributes(changed)
+    terminalIsChanged.store(true, ordering: .sequentiallyConsistent)
     return try body()
   }
+
+  /// Whether this terminal's foreground process group is ours. Wraps tcgetpgrp(3), which is
+  /// async-signal-safe.
+  fileprivate var isOurForeground: Bool { tcgetpgrp(rawValue) == getpgrp() }
 }
 
 /// The terminal and the settings to put back if a signal ends the process while they are
@@ -77,29 +86,60 @@ extension FileDescriptor {
 nonisolated(unsafe) private var changedTerminal:
   (descriptor: FileDescriptor, original: TerminalAttributes, changed: TerminalAttributes)?
 
+/// Whether the terminal has our changed settings now: only then do the handlers put the
+/// original ones back, so that a process stopped or continued in the background never
+/// overwrites the settings of whoever has the terminal then (a shell's line editor). Atomic, so
+/// that handlers on any thread and the prompt's thread agree without a lock.
+private let terminalIsChanged = Atomic<Bool>(false)
+
+/// Puts the original settings back if the changed ones are in place.
+private func restoreIfChanged() {
+  guard let (descriptor, original, _) = changedTerminal,
+    terminalIsChanged.exchange(false, ordering: .sequentiallyConsistent)
+  else { return }
+  withTerminalSignalsBlocked { try? descriptor.setTerminalAttributes(original) }
+}
+
 /// A C signal handler: put the terminal's settings back, then die of the signal as the process
 /// would have. tcsetattr, signal and raise are async-signal-safe.
 private func restoreTerminalAndDie(_ number: CInt) {
-  if let (descriptor, original, _) = changedTerminal {
-    try? descriptor.setTerminalAttributes(original)
-  }
+  restoreIfChanged()
   Signal(rawValue: number).raiseWithDefaultAction()
 }
 
-/// A C signal handler for SIGTSTP: put the terminal's settings back and stop as the signal's
-/// default action would, here and now (the signal is unblocked for that); once continued, set
-/// the changed settings again and handle the next stop the same way. tcsetattr, signal,
-/// sigprocmask, raise and sigaction are async-signal-safe.
+/// A C signal handler for a stop signal (SIGTSTP, SIGTTIN, SIGTTOU): put the terminal's
+/// settings back and stop as the signal's default action would, here and now (the signal is
+/// unblocked for that); once continued in the foreground, set the changed settings again (in
+/// the background they wait: reading the terminal there stops us again, with SIGTTIN), and
+/// handle the next stop the same way. tcsetattr, tcgetpgrp, signal, sigprocmask, raise and
+/// sigaction are async-signal-safe.
 private func restoreTerminalAndStop(_ number: CInt) {
-  guard let (descriptor, original, changed) = changedTerminal else { return }
-  try? descriptor.setTerminalAttributes(original)
-  _ = signal(SIGTSTP, SIG_DFL)
+  guard let (descriptor, _, changed) = changedTerminal else { return }
+  restoreIfChanged()
+  _ = signal(number, SIG_DFL)
   var stop = sigset_t()
   sigemptyset(&stop)
-  sigaddset(&stop, SIGTSTP)
+  sigaddset(&stop, number)
   _ = sigprocmask(SIG_UNBLOCK, &stop, nil)
-  _ = raise(SIGTSTP)
-  // Continued (SIGCONT): the prompt goes on, with echo off again.
-  try? descriptor.setTerminalAttributes(changed)
-  _ = try? Signal.terminalStop.handle(with: restoreTerminalAndStop, restartCalls: true)
+  _ = raise(number)
+  // Continued (SIGCONT): in the foreground the prompt goes on, with echo off again.
+  if descriptor.isOurForeground {
+    withTerminalSignalsBlocked { try? descriptor.setTerminalAttributes(changed) }
+    terminalIsChanged.store(true, ordering: .sequentiallyConsistent)
+  }
+  _ = try? Signal(rawValue: number).handle(with: restoreTerminalAndStop, restartCalls: true)
+}
+
+/// Runs `body` with SIGTTIN and SIGTTOU blocked: a process in the background may then set the
+/// terminal (the kernel lets it when SIGTTOU is blocked) instead of being stopped again in the
+/// middle of a handler. sigprocmask is async-signal-safe.
+private func withTerminalSignalsBlocked(_ body: () -> Void) {
+  var blocked = sigset_t()
+  sigemptyset(&blocked)
+  sigaddset(&blocked, SIGTTIN)
+  sigaddset(&blocked, SIGTTOU)
+  var saved = sigset_t()
+  _ = sigprocmask(SIG_BLOCK, &blocked, &saved)
+  body()
+  _ = sigprocmask(SIG_SETMASK, &saved, nil)
 }

@@ -88,7 +88,8 @@ struct ArgumentParserTests {
     #expect(
       commandTable.map(\.name) == [
         "get", "set", "delete", "search", "lock", "unlock", "status", "read", "exec", "run", "inject",
-        "git-credential", "completion",
+        "git-credential", "credential set", "credential get", "credential list", "credential delete",
+        "credential drop-in", "completion",
       ])
     for spec in commandTable {
       #expect(spec.helpText.contains("Usage: secretctl \(spec.name)"))
@@ -168,5 +169,27 @@ struct PieceTests {
     #expect(throws: CLIError.self) { try ExecCommand.Binding("=svc") }
     #expect(throws: CLIError.self) { try ExecCommand.Binding("T=") }
     #expect(throws: CLIError.self) { try ExecCommand.Binding("T") }
+  }
+}
+
+@Suite("Did you mean (pure)")
+struct NearestNameTests {
+  @Test(arguments: [
+    ("gte", "get"), ("serach", "search"), ("stauts", "status"), ("delet", "delete"), ("comp", "completion"),
+  ])
+  func aSlipOfTheKeysFindsTheCommand(typed: String, meant: String) {
+    #expect(nearest(typed, in: commandTable.map(\.words[0])) == meant)
+  }
+
+  @Test(arguments: ["frobnicate", "x", "getter-setter"])
+  func aWordFarFromEveryCommandFindsNone(typed: String) {
+    #expect(nearest(typed, in: commandTable.map(\.words[0])) == nil)
+  }
+
+  @Test func editDistanceCountsASwapOfNeighboursAsOne() {
+    #expect(editDistance("gte", "get") == 1)
+    #expect(editDistance("abc", "abc") == 0)
+    #expect(editDistance("", "abc") == 3)
+    #expect(editDistance("kitten", "sitting") == 3)
   }
 }

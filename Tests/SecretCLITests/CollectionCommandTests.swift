@@ -29,6 +29,68 @@ struct CollectionCommandTests {
     }
   }
 
+  @Test func statusShowsSecretdsMemoryBudgetAsFarAsItIsKnown() async throws {
+    try await withProvider(.secretd, arguments: ["--max-memory", "8M"]) { instance in
+      let status = try secretctl(instance, ["status"])
+      #expect(status.stdoutText.contains("as uid \(getuid()) (you)"), "\(status.stdoutText)")
+      // The limit secretd was given; how much is used, secretd does not report yet.
+      #expect(
+        status.stdoutText.contains("memory budget: --max-memory 8M; used and free: not reported by this secretd"),
+        "\(status.stdoutText)")
+      let json = try secretctl(instance, ["status", "--json"])
+      let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout)) as? [String: Any])
+      let budget = try #require(object["memoryBudget"] as? [String: Any])
+      #expect(budget["configuredLimit"] as? String == "8M")
+      #expect(budget["used"] is NSNull && budget["free"] is NSNull)
+    }
+    try await withProvider(.gnomeKeyring) { instance async throws in
+      #expect(try secretctl(instance, ["status"]).stdoutText.contains("memory budget") == false)
+    }
+  }
+
+  @Test(
+    "gnome-keyring without a login keyring: set, lock and status name a provider with no default collection and say what to do"
+  )
+  func aProviderWithoutADefaultCollectionIsNamedAsSuch() async throws {
+    let bus = try PrivateBus()
+    defer { bus.stop() }
+    let home = bus.directory.appending(path: "home")
+    try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+    let environment = [
+      "DBUS_SESSION_BUS_ADDRESS": bus.address, "PATH": "/usr/bin:/bin", "HOME": home.path,
+      "XDG_RUNTIME_DIR": home.path, "XDG_DATA_HOME": home.appending(path: "data").path,
+    ]
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    defer { close(null) }
+    // Without --unlock and with an empty home, gnome-keyring makes no login keyring.
+    let keyring = try ChildProcess(
+      try resolveExecutable("gnome-keyring-daemon"), ["--foreground", "--components=secrets"],
+      environment: environment, stdin: null, stdout: null, stderr: null)
+    defer {
+      keyring.signal(SIGTERM)
+      keyring.wait()
+    }
+    let wait = try runProcess(
+      "gdbus", ["wait", "--session", "--timeout", "20", "org.freedesktop.secrets"], environment: environment,
+      in: bus.directory)
+    try #require(wait.status == 0)
+    func run(_ arguments: [String], input: String? = nil) throws -> ProcessOutput {
+      try runProcess(
+        try secretctlPath(), arguments, input: input.map { Array($0.utf8) }, environment: environment, in: bus.directory
+      )
+    }
+    for result in [try run(["set", "act", "test"], input: "x"), try run(["lock"])] {
+      #expect(result.status == 3 && result.stderrIsOneMessage)
+      #expect(result.stderrText.contains("gnome-keyring-daemon) has no default collection"), "\(result.stderrText)")
+      #expect(result.stderrText.contains("--collection session"))
+      #expect(!result.stderrText.contains("Check the collection name"))
+    }
+    #expect(try run(["status"]).stdoutText.contains("default collection: none"))
+    // What the message advises works.
+    #expect(try run(["set", "--collection", "session", "act", "test"], input: "x").status == 0)
+    #expect(try run(["get", "act", "test"]).stdoutText == "x")
+  }
+
   @Test(arguments: Provider.all)
   func aLockedCollectionIsAServiceErrorUntilUnlocked(provider: Provider) async throws {
     try await withProvider(provider) { instance in

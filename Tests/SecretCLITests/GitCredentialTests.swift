@@ -66,10 +66,9 @@ struct GitCredentialTests {
   }
 
   @Test(arguments: Provider.all)
-  func itemsStoredByGitsLibsecretHelperAreFoundWithoutTheSchemaName(provider: Provider) async throws {
+  func itemsOfEitherOfGitsSchemasAreFoundAndAnotherProgramsAreNot(provider: Provider) async throws {
     try await withProvider(provider) { instance in
-      // What git-credential-libsecret 2.45 and later stores (schema org.git.Password, port as text);
-      // another item without xdg:schema must be found too, as git's helper ignores the name.
+      // What git-credential-libsecret 2.43 and later stores (schema org.git.Password, port as text).
       try await instance.client().write(
         SecretValue("from-libsecret\npassword_expiry_utc=1999999999"),
         attributes: [
@@ -77,21 +76,63 @@ struct GitCredentialTests {
           "port": "2222",
         ],
         label: "Git: https://git.example:2222/")
+      // What older versions (and secretctl) store.
       try await instance.client().write(
-        SecretValue("plain"), attributes: ["user": "dave", "protocol": "ssh", "server": "other.example"])
+        SecretValue("older"),
+        attributes: [
+          "xdg:schema": "org.gnome.keyring.NetworkPassword", "user": "dave", "protocol": "ssh",
+          "server": "other.example",
+        ])
+      // Another program's item that happens to carry the same attributes.
+      try await instance.client().write(
+        SecretValue("not git's"),
+        attributes: [
+          "xdg:schema": "org.freedesktop.Secret.Generic", "user": "erin", "protocol": "ssh", "server": "other.example",
+        ])
 
       let get = try secretctl(
         instance, ["git-credential", "get"], input: "protocol=https\nhost=git.example:2222\nwwwauth[]=Basic\n")
       #expect(get.stdoutText == "username=carol\npassword=from-libsecret\npassword_expiry_utc=1999999999\n")
       let other = try secretctl(instance, ["git-credential", "get"], input: "protocol=ssh\nhost=other.example\n\n")
-      #expect(other.stdoutText == "username=dave\npassword=plain\n")
+      #expect(other.stdoutText == "username=dave\npassword=older\n")
       let erase = try secretctl(instance, ["git-credential", "erase"], input: "protocol=ssh\nhost=other.example\n\n")
       #expect(erase.status == 0)
-      #expect(try await instance.client().search(["server": "other.example"]).isEmpty)
+      let left = try await instance.client().search(["server": "other.example"])
+      #expect(left.map { $0.attributes["user"] } == ["erin"], "git's item erased, the other program's kept")
+      let notGiven = try secretctl(instance, ["git-credential", "get"], input: "protocol=ssh\nhost=other.example\n\n")
+      #expect(notGiven.status == 0 && notGiven.stdout.isEmpty, "\(notGiven.stdoutText)")
       let emptyErase = try secretctl(instance, ["git-credential", "erase"], input: "\n")
       #expect(emptyErase.status == 0)
       #expect(
         try await instance.client().search(["server": "git.example"]).count == 1, "an empty pattern erases nothing")
+    }
+  }
+
+  @Test(
+    "rejecting a stale password erases nothing stored since; rejecting the stored one erases it, as git's helper (2.43 and later) does",
+    arguments: Provider.all)
+  func erasingWithAPasswordTakesOnlyTheCredentialHoldingIt(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let request = "protocol=https\nhost=fresh.example\nusername=bob\n"
+      #expect(try git(instance, "approve", request + "password=fresh\n\n").status == 0)
+      // Another process of git, still holding the old password, has it rejected.
+      #expect(try git(instance, "reject", request + "password=stale\n\n").status == 0)
+      let fill = try git(instance, "fill", "protocol=https\nhost=fresh.example\n\n")
+      #expect(fill.stdoutText.contains("username=bob\npassword=fresh\n"), "\(fill.stdoutText) \(fill.stderrText)")
+      // The password stored is compared with its first line only: extra fields follow it.
+      try await instance.client().write(
+        SecretValue("expiring\npassword_expiry_utc=1999999999"),
+        attributes: [
+          "xdg:schema": "org.git.Password", "user": "bob", "protocol": "https", "server": "expiring.example",
+        ])
+      #expect(
+        try git(
+          instance, "reject", "protocol=https\nhost=expiring.example\nusername=bob\npassword=expiring\n\n"
+        ).status == 0)
+      #expect(try await instance.client().search(["server": "expiring.example"]).isEmpty)
+      // Positive control: the password it holds erases it.
+      #expect(try git(instance, "reject", request + "password=fresh\n\n").status == 0)
+      #expect(try await instance.client().search(["server": "fresh.example"]).isEmpty)
     }
   }
 
@@ -129,7 +170,7 @@ struct GitCredentialTests {
       let request = "protocol=https\nhost=planted.example\n\n"
       // What git does when the helper has nothing for it: the result the planted item must not change.
       let baseline = try git(instance, "fill", request)
-      let attributes = ["protocol": "https", "server": "planted.example"]
+      let attributes = ["protocol": "https", "server": "planted.example", "xdg:schema": "org.git.Password"]
       try await instance.client().write(
         SecretValue("pw\r\nquit=1"), attributes: attributes.merging(["user": "eve\npassword=planted"]) { $1 },
         label: "planted")

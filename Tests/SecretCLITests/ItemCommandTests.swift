@@ -9,7 +9,7 @@ struct ItemCommandTests {
   func pipedInputIsStoredExactlyAsGiven(provider: Provider) async throws {
     try await withProvider(provider) { instance in
       for (account, input) in [
-        ("newline", "s3cret\n"), ("bare", "s3cret"), ("two", "s3cret\n\n"), ("crlf", "s3cret\r\n"), ("empty", ""),
+        ("newline", "s3cret\n"), ("bare", "s3cret"), ("two", "s3cret\n\n"), ("crlf", "s3cret\r\n"), ("one", "\n"),
       ] {
         let set = try secretctl(instance, ["set", "svc", account], input: input)
         #expect(set.status == 0, "\(set.stderrText)")
@@ -78,33 +78,100 @@ struct ItemCommandTests {
   }
 
   @Test(arguments: Provider.all)
-  func deletingAServiceWithSeveralAccountsNeedsAll(provider: Provider) async throws {
+  func emptyInputStoresNothingUnlessAllowEmptySaysItIsMeant(provider: Provider) async throws {
     try await withProvider(provider) { instance in
-      _ = try secretctl(instance, ["set", "many", "a"], input: "1")
-      _ = try secretctl(instance, ["set", "many", "b"], input: "2")
-      let refused = try secretctl(instance, ["delete", "many"])
-      #expect(refused.status == 2)
-      #expect(refused.stderrText.contains("--all"))
-      #expect(try secretctl(instance, ["get", "many", "a"]).status == 0)
-      #expect(try secretctl(instance, ["delete", "--all", "many"]).status == 0)
-      #expect(try secretctl(instance, ["search", "service=many"]).status == 1)
+      #expect(try secretctl(instance, ["set", "empty", "test"], input: "old").status == 0)
+      // `cat /nonexistent | secretctl set …`: nothing arrives, and the old secret must survive.
+      let empty = try secretctl(instance, ["set", "empty", "test"], input: "")
+      #expect(empty.status == 2)
+      #expect(empty.stderrIsOneMessage && empty.stderrText.contains("nothing on stdin"), "\(empty.stderrText)")
+      #expect(try secretctl(instance, ["get", "empty", "test"]).stdoutText == "old")
+      let trimmedToNothing = try secretctl(instance, ["set", "--trim", "empty", "test"], input: "\n")
+      #expect(trimmedToNothing.status == 2 && trimmedToNothing.stderrText.contains("nothing on stdin"))
+      #expect(try secretctl(instance, ["get", "empty", "test"]).stdoutText == "old")
+      // Positive control: said to be meant, an empty secret is stored.
+      let allowed = try secretctl(instance, ["set", "--allow-empty", "empty", "test"], input: "")
+      #expect(allowed.status == 0, "\(allowed.stderrText)")
+      let get = try secretctl(instance, ["get", "empty", "test"])
+      #expect(get.status == 0 && get.stdout.isEmpty)
+    }
+  }
+
+  @Test(
+    "SERVICE alone is the secret with no account in get, delete, read, exec, run, inject and the Swift API; what was not named is listed, never touched",
+    arguments: Provider.all)
+  func serviceAloneMeansTheSecretWithNoAccountEverywhere(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      let client = instance.client()
+      #expect(try secretctl(instance, ["set", "svc", "acc"], input: "account's").status == 0)
+      let marker = instance.bus.directory.appending(path: "ran").path
+      let template = instance.bus.directory.appending(path: "t.tpl")
+      try Data("x={{ secret://svc }}".utf8).write(to: template)
+      let refusals = [
+        try secretctl(instance, ["get", "svc"]),
+        try secretctl(instance, ["read", "secret://svc"]),
+        try secretctl(instance, ["exec", "-e", "V=svc", "/bin/sh", "-c", "touch '\(marker)'"]),
+        try secretctl(instance, ["run", "-e", "V=secret://svc", "--", "/bin/sh", "-c", "touch '\(marker)'"]),
+        try secretctl(instance, ["inject", "-i", template.path]),
+        try secretctl(instance, ["delete", "svc"]),
+      ]
+      for refused in refusals {
+        #expect(refused.status == 1 && refused.stdout.isEmpty, "\(refused.stderrText)")
+        #expect(refused.stderrIsOneMessage && refused.stderrText.contains("account \"acc\""), "\(refused.stderrText)")
+        #expect(!refused.stderrText.contains("account's"), "a secret in a message")
+      }
+      #expect(!FileManager.default.fileExists(atPath: marker))
+      #expect(try await client.read(service: "svc") == nil)
+      #expect(try await client.delete(service: "svc") == false)
+      #expect(try secretctl(instance, ["get", "svc", "acc"]).stdoutText == "account's", "nothing was deleted")
+
+      // With a secret stored with no account, every command means that one, and only that one.
+      #expect(try secretctl(instance, ["set", "svc"], input: "service's").status == 0)
+      #expect(try secretctl(instance, ["get", "svc"]).stdoutText == "service's")
+      #expect(try secretctl(instance, ["read", "secret://svc"]).stdoutText == "service's")
+      #expect(
+        try secretctl(instance, ["exec", "-e", "V=svc", "/bin/sh", "-c", "printf %s \"$V\""]).stdoutText == "service's")
+      #expect(try secretctl(instance, ["inject", "-i", template.path]).stdoutText == "x=service's")
+      #expect(try await client.read(service: "svc")?.text == "service's")
+      #expect(try secretctl(instance, ["get", "svc", "acc"]).stdoutText == "account's", "set svc replaced svc/acc")
+      #expect(try secretctl(instance, ["delete", "svc"]).status == 0)
+      #expect(try secretctl(instance, ["get", "svc", "acc"]).stdoutText == "account's", "delete svc removed svc/acc")
+      try await client.write(SecretValue("api"), service: "svc")
+      #expect(
+        try await client.read(service: "svc", account: "acc")?.text == "account's", "write(service:) replaced svc/acc")
+      #expect(try await client.delete(service: "svc"))
+      #expect(try await client.read(service: "svc", account: "acc")?.text == "account's")
     }
   }
 
   @Test(arguments: Provider.all)
-  func deletingAnAccountThatAlsoMatchesABackupNeedsAll(provider: Provider) async throws {
+  func deleteRemovesOneItemAndMoreOnlyWithAll(provider: Provider) async throws {
     try await withProvider(provider) { instance in
       _ = try secretctl(instance, ["set", "kept", "a"], input: "current")
       let backup = try instance.run(
         "secret-tool", ["store", "--label=backup", "service", "kept", "account", "a", "backup", "1"],
         input: Array("old".utf8))
       #expect(backup.status == 0)
-      let refused = try secretctl(instance, ["delete", "kept", "a"])
-      #expect(refused.status == 2)
-      #expect(refused.stderrText.contains("--all"))
-      #expect(try instance.client().search(["service": "kept"]).count == 2)
-      #expect(try secretctl(instance, ["delete", "--all", "kept", "a"]).status == 0)
-      #expect(try instance.client().search(["service": "kept"]).isEmpty)
+      _ = try secretctl(instance, ["set", "kept", "b"], input: "other")
+      // The named item goes; the backup (one attribute more) and the other account stay.
+      let delete = try secretctl(instance, ["delete", "kept", "a"])
+      #expect(delete.status == 0, "\(delete.stderrText)")
+      let left = try await instance.client().search(["service": "kept"]).map(\.attributes)
+      #expect(left.count == 2)
+      #expect(left.contains { $0["backup"] == "1" } && left.contains { $0["account"] == "b" })
+      // The same address in two collections: which one is meant is not guessed.
+      _ = try secretctl(instance, ["set", "twice"], input: "default")
+      _ = try secretctl(instance, ["set", "--collection", "session", "twice"], input: "session")
+      let defaultPath = try await instance.client().path(of: .default)
+      let sessionPath = try await instance.client().path(of: .session)
+      if defaultPath != sessionPath {
+        let ambiguous = try secretctl(instance, ["delete", "twice"])
+        #expect(ambiguous.status == 2 && ambiguous.stderrText.contains("--collection"), "\(ambiguous.stderrText)")
+        #expect(try await instance.client().search(["service": "twice"]).count == 2)
+      }
+      // --all takes every item whose attributes include the address.
+      #expect(try secretctl(instance, ["delete", "--all", "kept"]).status == 0)
+      #expect(try await instance.client().search(["service": "kept"]).isEmpty)
     }
   }
 

@@ -25,6 +25,9 @@ final class PseudoTerminalChild {
 
   deinit { close(master) }
 
+  /// The child's process id.
+  var pid: Int32 { child.pid }
+
   /// Everything the child wrote to its terminal so far, as text.
   var output: String { String(decoding: transcript, as: UTF8.self) }
 

@@ -65,10 +65,43 @@ struct ReferenceCommandTests {
         #"printf '%s|%s|%s|%s|%s|%s|%s' "$TOKEN" "$DB" "$PLAIN" "$UNQUOTED" "$MULTI" "$OVERRIDDEN" "$INHERITED""#
       let run = try secretctl(
         instance,
-        ["run", "--env-file", envFile.path, "-e", "OVERRIDDEN=secret://db", "--", "/bin/sh", "-c", script],
+        [
+          "run", "--resolve-inherited", "--env-file", envFile.path, "-e", "OVERRIDDEN=secret://db", "--", "/bin/sh",
+          "-c",
+          script,
+        ],
         environment: ["INHERITED": "secret://github.com/alice"])
       #expect(run.status == 0, "\(run.stderrText)")
       #expect(run.stdoutText == "tok en|pw|two words \"quoted\"|a b|line one\nline two|pw|tok en")
+    }
+  }
+
+  @Test(
+    "a reference planted in the inherited environment (a CI variable) stays text unless --resolve-inherited asks for it",
+    arguments: Provider.all)
+  func runLeavesInheritedReferencesAloneUnlessAsked(provider: Provider) async throws {
+    try await withProvider(provider) { instance in
+      _ = try SecretCLITests.secretctl(instance, ["set", "github.com", "alice"], input: "tok-en")
+      _ = try SecretCLITests.secretctl(instance, ["set", "db"], input: "pw")
+      // A job that prints a variable someone else's configuration sets, next to its own secret.
+      let job = #"printf '%s|%s' "$BUILD_LABEL" "$DB""#
+      let planted = ["BUILD_LABEL": "secret://github.com/alice"]
+      let run = try secretctl(
+        instance, ["run", "-e", "DB=secret://db", "--", "/bin/sh", "-c", job], environment: planted)
+      #expect(run.status == 0, "\(run.stderrText)")
+      #expect(run.stdoutText == "secret://github.com/alice|pw", "\(run.stdoutText)")
+      let masked = try secretctl(
+        instance, ["run", "--mask", "-e", "DB=secret://db", "--", "/bin/sh", "-c", job], environment: planted)
+      #expect(masked.stdoutText == "secret://github.com/alice|<concealed>")
+      // Asked for, the inherited reference is resolved; a variable given with -e wins over it.
+      let asked = try secretctl(
+        instance, ["run", "--resolve-inherited", "-e", "DB=secret://db", "--", "/bin/sh", "-c", job],
+        environment: planted)
+      #expect(asked.stdoutText == "tok-en|pw")
+      let overridden = try secretctl(
+        instance, ["run", "--resolve-inherited", "-e", "BUILD_LABEL=plain", "--", "/bin/sh", "-c", job],
+        environment: planted.merging(["DB": "secret://nope"]) { $1 })
+      #expect(overridden.status == 1 && overridden.stderrText.contains("secret://nope"), "\(overridden.stderrText)")
     }
   }
 
@@ -130,12 +163,78 @@ struct ReferenceCommandTests {
       let stdout = try SecretCLITests.secretctl(instance, ["inject"], input: "x={{secret://db}}")
       #expect(stdout.stdoutText == "x=pw")
 
+      // Empty stdin (a template that was not there) leaves the output file as it was.
+      let emptied = try SecretCLITests.secretctl(instance, ["inject", "-o", output.path], input: "")
+      #expect(emptied.status == 2 && emptied.stderrText.contains("nothing on stdin"), "\(emptied.stderrText)")
+      #expect(try String(contentsOf: output, encoding: .utf8) == "password: pw\nother: {{ not.a.reference }}\n")
+      let allowed = try SecretCLITests.secretctl(instance, ["inject", "--allow-empty", "-o", output.path], input: "")
+      #expect(allowed.status == 0)
+      #expect(try Data(contentsOf: output).isEmpty)
+
       let missingOutput = folder.appending(path: "never.yml")
       let missing = try SecretCLITests.secretctl(
         instance, ["inject", "-o", missingOutput.path], input: "a: {{ secret://db }}\nb: {{ secret://nope/x }}\n")
       #expect(missing.status == 1 && missing.stderrText.contains("secret://nope/x"))
       #expect(!FileManager.default.fileExists(atPath: missingOutput.path))
       #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.contains(".tmp-") })
+    }
+  }
+
+  @Test func theMaskConcealsTheTailOfASecretThatEndsWithItsOwnBeginning() {
+    // From the issue: `<concealed>ab` was printed, the held-back `ab` having lost its match.
+    let secret = Array("ab-Sup3rS3cret-ab".utf8)
+    var mask = OutputMask(secrets: [secret])
+    let output = secret.withUnsafeBytes { mask.filter($0) } + mask.finish()
+    #expect(String(decoding: output, as: UTF8.self) == "<concealed>")
+  }
+
+  /// What masking the whole stream at once gives: every byte of every occurrence covered, each
+  /// run of covered bytes one replacement. Written the plain way, for comparison.
+  static func maskedAtOnce(_ text: [UInt8], secrets: [[UInt8]]) -> [UInt8] {
+    var covered = [Bool](repeating: false, count: text.count)
+    for secret in secrets where !secret.isEmpty && secret.count <= text.count {
+      for start in 0...(text.count - secret.count) where Array(text[start..<(start + secret.count)]) == secret {
+        for index in start..<(start + secret.count) { covered[index] = true }
+      }
+    }
+    var output: [UInt8] = []
+    for index in text.indices {
+      if !covered[index] {
+        output.append(text[index])
+      } else if index == 0 || !covered[index - 1] {
+        output += OutputMask.replacement
+      }
+    }
+    return output
+  }
+
+  @Test("the mask gives the same output however the stream is cut into reads, over random texts, secrets and cuts")
+  func theMaskDoesNotDependOnWhereReadsEnd() {
+    var generator = SystemRandomNumberGenerator()
+    // A small alphabet makes overlaps, repeats and secrets that begin with their own end common.
+    let alphabet = Array("ab-".utf8)
+    func randomBytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in alphabet.randomElement(using: &generator)! } }
+    for round in 0..<2_000 {
+      let secrets = (0..<Int.random(in: 1...3, using: &generator)).map { _ in
+        randomBytes(Int.random(in: 1...6, using: &generator))
+      }
+      let text = randomBytes(Int.random(in: 0...40, using: &generator))
+      let expected = Self.maskedAtOnce(text, secrets: secrets)
+      var cuts = (0..<Int.random(in: 0...6, using: &generator)).map { _ in
+        Int.random(in: 0...text.count, using: &generator)
+      }
+      cuts = ([0] + cuts + [text.count]).sorted()
+      var mask = OutputMask(secrets: secrets)
+      var output: [UInt8] = []
+      for (from, to) in zip(cuts, cuts.dropFirst()) {
+        output += text[from..<to].withUnsafeBytes { mask.filter($0) }
+      }
+      output += mask.finish()
+      #expect(
+        output == expected,
+        "round \(round): text \(String(decoding: text, as: UTF8.self)), secrets \(secrets.map { String(decoding: $0, as: UTF8.self) }), cuts \(cuts)"
+      )
+      if output != expected { break }
     }
   }
 

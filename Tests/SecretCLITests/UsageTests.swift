@@ -12,14 +12,35 @@ struct UsageTests {
 
   @Test func everyCommandHasHelp() throws {
     for spec in commandTable {
-      let help = try run([spec.name, "--help"])
+      let help = try run(spec.words + ["--help"])
       #expect(help.status == 0)
       #expect(help.stdoutText.hasPrefix(spec.summary))
       #expect(help.stdoutText.contains("Usage: secretctl \(spec.name)"))
-      #expect(try run(["help", spec.name]).stdoutText == help.stdoutText)
+      #expect(try run(["help"] + spec.words).stdoutText == help.stdoutText)
     }
     let top = try run(["--help"])
     #expect(top.status == 0 && top.stdoutText.contains("git-credential"))
+    #expect(top.stdoutText.contains("--allow-plain-transfer"))
+    let group = try run(["credential", "--help"])
+    #expect(group.status == 0)
+    for spec in commandTable where spec.words.first == "credential" {
+      #expect(group.stdoutText.contains(spec.summary.prefix(30)), "\(spec.name)")
+    }
+    #expect(try run(["help", "credential"]).stdoutText == group.stdoutText)
+  }
+
+  @Test(arguments: [
+    (["gte", "svc"], "did you mean `get`?"), (["serach"], "did you mean `search`?"),
+    (["credential", "lsit"], "did you mean `secretctl credential list`?"),
+    (["search", "--jsn"], "did you mean --json?"), (["set", "--tll", "1h", "s"], "did you mean --ttl?"),
+  ])
+  func aMistypedCommandOrOptionIsAnsweredWithTheNearestOne(arguments: [String], suggestion: String) throws {
+    let result = try run(arguments)
+    #expect(result.status == 2)
+    #expect(result.stderrIsOneMessage)
+    #expect(result.stderrText.contains(suggestion), "\(result.stderrText)")
+    // Positive control: a word far from every command gets no suggestion.
+    #expect(try run(["frobnicate"]).stderrText.contains("did you mean") == false)
   }
 
   @Test func versionIsPrinted() throws {
@@ -30,7 +51,9 @@ struct UsageTests {
 
   @Test(arguments: [
     [], ["frobnicate"], ["--frobnicate"], ["get"], ["get", "a", "b", "c"], ["set", "--ttl"], ["completion", "tcsh"],
-    ["search", "--json=1"],
+    ["search", "--json=1"], ["credential"], ["credential", "frob"], ["credential", "set"],
+    ["credential", "set", "a/b"], ["credential", "set", "--unit", "nodot", "id"], ["credential", "drop-in", "app"],
+    ["completion", "--words", "secrets"],
   ])
   func usageErrorsExitTwoWithOneLine(arguments: [String]) throws {
     let result = try run(arguments)
@@ -45,38 +68,5 @@ struct UsageTests {
     #expect(result.status == 2)
     #expect(!result.stderrText.contains("hunter2"), "\(result.stderrText)")
     #expect(result.stderrText.contains("too many arguments"))
-  }
-
-  @Test func bashCompletionIsValidAndComesFromTheTable() throws {
-    let script = try run(["completion", "bash"])
-    #expect(script.status == 0)
-    for spec in commandTable { #expect(script.stdoutText.contains(spec.name)) }
-    #expect(script.stdoutText.contains("--show-secrets"))
-    // Load it into bash and ask it to complete, as a user's shell would.
-    let file = FileManager.default.temporaryDirectory.appending(path: "secretctl-completion-\(UUID().uuidString).bash")
-    defer { try? FileManager.default.removeItem(at: file) }
-    try Data(script.stdout).write(to: file)
-    let probe = """
-      source '\(file.path)'
-      COMP_WORDS=(secretctl gi); COMP_CWORD=1; _secretctl; echo "${COMPREPLY[*]}"
-      COMP_WORDS=(secretctl search --sh); COMP_CWORD=2; _secretctl; echo "${COMPREPLY[*]}"
-      COMP_WORDS=(secretctl set --collection se); COMP_CWORD=3; _secretctl; echo "${COMPREPLY[*]}"
-      COMP_WORDS=(secretctl completion f); COMP_CWORD=2; _secretctl; echo "${COMPREPLY[*]}"
-      """
-    let bash = try runProcess(
-      "/bin/bash", ["-c", probe], environment: ["PATH": "/usr/bin:/bin"], in: URL(filePath: "/tmp"))
-    #expect(bash.stdoutText == "git-credential\n--show-secrets\nsession\nfish\n", "\(bash.stderrText)")
-  }
-
-  @Test func zshAndFishScriptsNameEveryCommandAndOption() throws {
-    for shell in ["zsh", "fish"] {
-      let script = try run(["completion", shell])
-      #expect(script.status == 0)
-      for spec in commandTable {
-        #expect(script.stdoutText.contains(spec.name))
-        for option in spec.options { #expect(script.stdoutText.contains(option.long), "\(shell): \(option.long)") }
-      }
-    }
-    #expect(try run(["completion", "zsh"]).stdoutText.hasPrefix("#compdef secretctl"))
   }
 }

@@ -52,12 +52,21 @@ struct InteropTests {
 
 @Suite("The README's example")
 struct ExampleTests {
-  @Test(arguments: Provider.all)
-  func theSecretClientExampleRunsAsWritten(provider: Provider) async throws {
+  @Test(
+    "the SecretClient example runs as written and leaves alone the item the README's first step stores",
+    arguments: Provider.all)
+  func theSecretClientExampleRunsAsWrittenAndLeavesTheReadmesItem(provider: Provider) async throws {
     try await withProvider(provider) { instance in
+      // The README's first step, before the example runs.
+      let store = try instance.run(
+        "secret-tool", ["store", "--label=Example", "service", "example.org", "account", "alice"],
+        input: Array("hunter2".utf8))
+      try #require(store.status == 0)
       let output = try instance.run(try builtExecutable("secret-client-example").path, [])
       #expect(output.status == 0)
-      #expect(output.stdoutText == "stored and read back 7 bytes for alice@example.org\nabsent after delete: true\n")
+      #expect(output.stdoutText == "stored and read back 7 bytes for bob@example.org\nabsent after delete: true\n")
+      let lookup = try instance.run("secret-tool", ["lookup", "service", "example.org", "account", "alice"])
+      #expect(lookup.stdoutText == "hunter2", "the example deleted the README's item")
     }
   }
 }

@@ -36,9 +36,12 @@ extension OpenBaoTests {
           let inject = try server.secretctl(["inject"], input: Array(template.utf8), environment: environment)
           #expect(inject.status == 0, "\(inject.stderrText)")
           #expect(inject.stdoutText == "a=from-bao b=from-keyring\n")
-          environment["API"] = "bao://secret/deploy/api#token"
-          environment["DB"] = "secret://db/app"
-          let run = try server.secretctl(["run", "--", "sh", "-c", "echo $API $DB"], environment: environment)
+          let run = try server.secretctl(
+            [
+              "run", "-e", "API=bao://secret/deploy/api#token", "-e", "DB=secret://db/app", "--", "sh", "-c",
+              "echo $API $DB",
+            ],
+            environment: environment)
           #expect(run.stdoutText == "from-bao from-keyring\n")
         }
       }

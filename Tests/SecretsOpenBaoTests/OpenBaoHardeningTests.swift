@@ -157,10 +157,12 @@ extension OpenBaoTests {
           try await instance.client().write(SecretValue("from-keyring"), service: "db", account: "app")
           var environment = server.environment()
           environment.merge(instance.environment) { $1 }
-          environment["DB"] = "secret://db/app"
-          environment["API"] = "bao://secret/deploy/api#token"
           let run = try server.secretctl(
-            ["run", "--mask", "--", "sh", "-c", "echo $DB $API"], environment: environment)
+            [
+              "run", "--mask", "-e", "DB=secret://db/app", "-e", "API=bao://secret/deploy/api#token", "--", "sh", "-c",
+              "echo $DB $API",
+            ],
+            environment: environment)
           #expect(run.status == 0, "\(run.stderrText)")
           #expect(run.stdoutText == "<concealed> <concealed>\n")
         }

@@ -40,13 +40,9 @@ package final class ItemHandle: @unchecked Sendable {
     try service.secret(at: path)
   }
 
-  /// Replaces the item's secret. Wraps `secret_item_set_secret_sync`.
+  /// Replaces the item's secret, through the connection's transfer session.
   func setSecret(_ value: SecretValue) throws(SecretError) {
-    let secret = service.makeValue(value)
-    defer { secret_value_unref(UnsafeMutableRawPointer(secret)) }
-    _ = try service.call(object: path) { error in
-      secret_item_set_secret_sync(item, secret, nil, &error) != 0 ? true : nil
-    }
+    try service.setSecret(value, at: path)
   }
 
   private static func nameOwner(of item: UnsafeMutablePointer<CLibSecret.SecretItem>) -> String? {

@@ -1,24 +1,6 @@
 import CLibSecret
 
 extension ServiceHandle {
-  /// Asks the bus who owns `busName` and which process that is.
-  /// Wraps `org.freedesktop.DBus.GetNameOwner` and `GetConnectionUnixProcessID`.
-  func providerInfo() throws(SecretError) -> ProviderInfo {
-    let owner = try callBus("GetNameOwner", argument: busName, replyType: "(s)")
-    let uniqueName = stringValue(of: owner, at: 0)
-    g_variant_unref(owner)
-    let pidReply = try? callBus("GetConnectionUnixProcessID", argument: uniqueName, replyType: "(u)")
-    var pid: Int32?
-    if let pidReply {
-      let child = g_variant_get_child_value(pidReply, 0)
-      pid = Int32(bitPattern: g_variant_get_uint32(child))
-      g_variant_unref(child)
-      g_variant_unref(pidReply)
-    }
-    return ProviderInfo(
-      busName: busName, uniqueName: uniqueName, pid: pid, executable: pid.flatMap(Self.executable(of:)))
-  }
-
   /// The attributes of one item, read with one `Properties.Get` call (no proxy object).
   func attributes(at path: String) throws(SecretError) -> [String: String] {
     let dictionary = try property("Attributes", of: "org.freedesktop.Secret.Item", at: path, type: "a{ss}")
@@ -80,8 +62,8 @@ extension ServiceHandle {
       about: about ?? path)
   }
 
-  /// Calls a method of the bus daemon itself about the provider's name.
-  private func callBus(_ method: String, argument: String, replyType: String) throws(SecretError) -> OpaquePointer {
+  /// Calls a method of the bus daemon itself with one string argument.
+  func callBus(_ method: String, argument: String, replyType: String) throws(SecretError) -> OpaquePointer {
     var child: OpaquePointer? = g_variant_new_string(argument)
     return try callMethod(
       destination: "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
@@ -101,7 +83,7 @@ extension ServiceHandle {
   }
 
   /// The program a process runs, from the first word of `/proc/PID/cmdline`.
-  private static func executable(of pid: Int32) -> String? {
+  static func executable(of pid: Int32) -> String? {
     guard let contents = readFile(path: "/proc/\(pid)/cmdline") else { return nil }
     let program = contents.prefix { $0 != 0 }
     return program.isEmpty ? nil : String(decoding: program, as: UTF8.self)

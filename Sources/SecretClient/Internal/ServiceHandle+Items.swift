@@ -15,56 +15,6 @@ extension ServiceHandle {
     return (takeStrings(unlocked), takeStrings(locked))
   }
 
-  /// Creates or replaces the item with exactly these attributes in `collection`.
-  /// Wraps `secret_service_store_sync`.
-  func store(_ value: SecretValue, attributes: [String: String], label: String, collection: String) throws(SecretError)
-  {
-    let table = AttributeTable(attributes)
-    let secret = makeValue(value)
-    defer { secret_value_unref(UnsafeMutableRawPointer(secret)) }
-    _ = try call(object: collection) { error in
-      secret_service_store_sync(service, nil, table.table, collection, label, secret, nil, &error) != 0 ? true : nil
-    }
-  }
-
-  /// Creates a new item in the collection at `collectionPath`, never replacing another one.
-  /// Wraps `secret_service_create_item_dbus_path_sync`.
-  func createItem(
-    in collectionPath: String, attributes: [String: String], label: String, value: SecretValue
-  ) throws(SecretError) {
-    let properties = PropertyTable([
-      "org.freedesktop.Secret.Item.Label": g_variant_new_string(label),
-      "org.freedesktop.Secret.Item.Attributes": attributesVariant(attributes),
-    ])
-    let secret = makeValue(value)
-    defer { secret_value_unref(UnsafeMutableRawPointer(secret)) }
-    let path = try call(object: collectionPath) { error in
-      secret_service_create_item_dbus_path_sync(
-        service, collectionPath, properties.table, secret, SECRET_ITEM_CREATE_NONE, nil, &error)
-    }
-    g_free(path)
-  }
-
-  /// Replaces the secret of one item. Wraps `secret_item_set_secret_sync`.
-  func setSecret(_ value: SecretValue, at path: String) throws(SecretError) {
-    let item = try call(object: path) { error in
-      secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, nil, &error)
-    }
-    defer { g_object_unref(UnsafeMutableRawPointer(item)) }
-    let secret = makeValue(value)
-    defer { secret_value_unref(UnsafeMutableRawPointer(secret)) }
-    _ = try call(object: path) { error in secret_item_set_secret_sync(item, secret, nil, &error) != 0 ? true : nil }
-  }
-
-  /// A libsecret value holding a copy of the bytes in its secure memory; the caller releases it.
-  func makeValue(_ value: SecretValue) -> OpaquePointer {
-    value.bytes.withUnsafeBufferPointer { bytes in
-      bytes.withMemoryRebound(to: gchar.self) { chars in
-        secret_value_new(chars.baseAddress, gssize(chars.count), value.contentType)
-      }
-    }
-  }
-
   /// Deletes one item. Wraps `secret_service_delete_item_dbus_path_sync`.
   func deleteItem(at path: String) throws(SecretError) {
     _ = try call(object: path) { error in

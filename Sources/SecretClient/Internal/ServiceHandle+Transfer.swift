@@ -1,12 +1,13 @@
-// Secrets read through a transfer session of our own. libsecret's session spends two 1024-bit
-// exponentiations and a start of libgcrypt's random pool on every new connection; this one
-// runs the same algorithm with short exponents (DiffieHellman.exponentBits), so a one-shot
-// read costs a fraction of that. Writes still go through libsecret, which opens its own
-// session when it first needs one.
+// Secrets read and written through a transfer session of our own. libsecret's session spends
+// two 1024-bit exponentiations and a start of libgcrypt's random pool on every new connection;
+// this one runs the same algorithm with short exponents (DiffieHellman.exponentBits), so a
+// one-shot read costs a fraction of that.
 //
-// The session belongs to the provider that opened it: its calls go to that provider's unique
-// name, so a provider that restarted (and may hand the same session path to someone else) is
-// an error that makes SecretClient reconnect, never a secret decrypted with another key.
+// The session belongs to the provider that opened it: it is opened only with a provider the bus
+// says runs as our own user (ServiceHandle+Trust.swift), and every call that carries a secret
+// goes to that provider's unique name. A provider that restarted (and may hand the same session
+// path to someone else), or another process that took the name, is an error that makes
+// SecretClient reconnect and check again, never a secret sent to or read from another party.
 import CLibSecret
 import TransferCrypto
 
@@ -29,16 +30,21 @@ extension ServiceHandle {
   static let dhAlgorithm = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
 
   /// The secrets of unlocked items, by path, in one `GetSecrets` call; locked items and items
-  /// that have gone are left out. A session the provider no longer knows, or whose secrets do
-  /// not decrypt, is dropped and a new one opened, once.
+  /// that have gone are left out.
   func secrets(at paths: [String]) throws(SecretError) -> [String: SecretValue] {
     guard !paths.isEmpty else { return [:] }
+    return try inTransferSession { session throws(SecretError) in try secrets(at: paths, in: session) }
+  }
+
+  /// Runs `body` with this connection's session. A session the provider no longer knows, or
+  /// whose secrets do not decrypt, is dropped and `body` runs once more with a new one.
+  func inTransferSession<T>(_ body: (TransferSession) throws(SecretError) -> T) throws(SecretError) -> T {
     let session = try transferSession()
     do {
-      return try secrets(at: paths, in: session)
+      return try body(session)
     } catch .dbus(let name, _) where name.hasSuffix(".NoSession") || name == Self.transferFailed {
       transfer.withLock { if $0 === session { $0 = nil } }
-      return try secrets(at: paths, in: try transferSession())
+      return try body(try transferSession())
     }
   }
 
@@ -77,20 +83,19 @@ extension ServiceHandle {
     }
   }
 
-  /// Opens a DH session, or a plain one when the provider offers no other (as libsecret does),
-  /// with the provider the proxy was made for (a provider not running yet is started by the
-  /// first call, then asked for its name).
+  /// Opens a DH session with the provider that owns the name now, once the bus says it runs as
+  /// our user; a provider that offers only `plain` is used only when that is allowed.
   private func openSession() throws(SecretError) -> TransferSession {
-    let known = providerName()
-    let destination = known ?? busName
+    let provider = try trustedProvider()
     let pair = try crypto { () throws(CryptoError) in try DiffieHellman.makeKeyPair() }
     let reply: OpaquePointer
     do {
-      reply = try callOpenSession(Self.dhAlgorithm, input: byteArray(pair.publicKey), destination: destination)
+      reply = try callOpenSession(Self.dhAlgorithm, input: byteArray(pair.publicKey), destination: provider)
     } catch .dbus(let name, _) where name == "org.freedesktop.DBus.Error.NotSupported" {
-      let plain = try callOpenSession("plain", input: g_variant_new_string(""), destination: destination)
+      guard allowsPlainTransfer else { throw .plainTransferRefused(busName: busName) }
+      let plain = try callOpenSession("plain", input: g_variant_new_string(""), destination: provider)
       defer { g_variant_unref(plain) }
-      return TransferSession(path: stringValue(of: plain, at: 1), key: nil, provider: try provider(known))
+      return TransferSession(path: stringValue(of: plain, at: 1), key: nil, provider: provider)
     }
     defer { g_variant_unref(reply) }
     let boxed = g_variant_get_child_value(reply, 0)
@@ -110,19 +115,7 @@ extension ServiceHandle {
       }
       return key
     }
-    return TransferSession(path: stringValue(of: reply, at: 1), key: key, provider: try provider(known))
-  }
-
-  /// `known`, or the unique name that owns the provider's name now (the first call started it).
-  private func provider(_ known: String?) throws(SecretError) -> String {
-    if let known { return known }
-    return try providerInfo().uniqueName
-  }
-
-  /// The unique name that owned the provider's name when the proxy was made, without a round trip.
-  private func providerName() -> String? {
-    let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
-    return g_dbus_proxy_get_name_owner(proxy).map(takeString)
+    return TransferSession(path: stringValue(of: reply, at: 1), key: key, provider: provider)
   }
 
   private func callOpenSession(_ algorithm: String, input: OpaquePointer, destination: String) throws(SecretError)
@@ -158,6 +151,28 @@ extension ServiceHandle {
     let count = try crypto { () throws(CryptoError) in try decrypted.get() }
     bytes.removeLast(bytes.count - count)
     return SecretValue(bytes: bytes, contentType: contentType)
+  }
+
+  /// `value` as a `(oayays)` secret of `session`: encrypted with its key, or as it is in a
+  /// plain session. Floating; the bytes of a DH session's secret in it are ciphertext only.
+  func sealed(_ value: SecretValue, in session: TransferSession) throws(SecretError) -> OpaquePointer {
+    let parameters: [UInt8]
+    let bytes: [UInt8]
+    if let key = session.key {
+      let encrypted = key.withUnsafeBytes { keyBytes in
+        value.bytes.withUnsafeBytes { plain in
+          Result { () throws(CryptoError) in try PaddedCBC.encrypt(plain, key: keyBytes) }
+        }
+      }
+      (parameters, bytes) = try crypto { () throws(CryptoError) in try encrypted.get() }
+    } else {
+      (parameters, bytes) = ([], value.bytes)
+    }
+    var children: [OpaquePointer?] = [
+      g_variant_new_object_path(session.path), byteArray(parameters), byteArray(bytes),
+      g_variant_new_string(value.contentType),
+    ]
+    return g_variant_new_tuple(&children, 4)
   }
 
   /// The error name of a transfer that failed on this side (a key agreement or a decryption).

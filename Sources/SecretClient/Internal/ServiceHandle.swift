@@ -14,11 +14,17 @@ final class ServiceHandle: @unchecked Sendable {
   let connection: OpaquePointer
   let service: UnsafeMutablePointer<CLibSecret.SecretService>
   let busName: String
-  /// The session secrets are read through (ServiceHandle+Transfer.swift), opened on first use.
+  /// The session secrets are read and written through (ServiceHandle+Transfer.swift), opened on
+  /// first use.
   let transfer = Mutex<TransferSession?>(nil)
+  /// Whether a provider that offers only `plain` transfer may be used (secrets then cross the
+  /// bus unencrypted).
+  let allowsPlainTransfer: Bool
+  /// What the bus said about each unique name it was asked about (ServiceHandle+Trust.swift).
+  let owners = Mutex<[String: OwnerCredentials]>([:])
 
   /// Connects to `address` and opens the provider's service object with a transfer session.
-  init(address: String, busName: String) throws(SecretError) {
+  init(address: String, busName: String, allowsPlainTransfer: Bool) throws(SecretError) {
     var error: UnsafeMutablePointer<GError>?
     let flags = GDBusConnectionFlags(
       rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue
@@ -36,6 +42,7 @@ final class ServiceHandle: @unchecked Sendable {
     self.connection = connection
     self.service = service
     self.busName = busName
+    self.allowsPlainTransfer = allowsPlainTransfer
   }
 
   deinit {

@@ -1,0 +1,106 @@
+// Addresses: a service and an optional account name one item, the secret stored with exactly
+// those attributes. A service alone is the secret stored with no account, never one of the
+// service's accounts: an operation by address never reads, replaces or deletes an item the
+// caller did not name.
+
+extension SecretClient {
+  /// The attributes `secret-tool` and this project use for a service and an optional account.
+  public static func attributes(service: String, account: String? = nil) -> [String: String] {
+    var attributes = ["service": service]
+    if let account { attributes["account"] = account }
+    return attributes
+  }
+
+  /// Whether the item whose attributes are `stored` is the one `address` names: its attributes
+  /// are exactly the address's, apart from the `xdg:` attributes that providers and secretd keep
+  /// for themselves (the schema name, an expiry).
+  ///
+  /// ```swift
+  /// SecretClient.isNamed(["service": "s", "xdg:schema": "x"], by: ["service": "s"])  // true
+  /// SecretClient.isNamed(["service": "s", "account": "a"], by: ["service": "s"])     // false
+  /// ```
+  public static func isNamed(_ stored: [String: String], by address: [String: String]) -> Bool {
+    func own(_ attributes: [String: String]) -> [String: String] { attributes.filter { !$0.key.hasPrefix("xdg:") } }
+    return own(stored) == own(address)
+  }
+
+  /// The secret stored for `service` and `account`, or `nil` when there is none. Without an
+  /// account it is the secret stored with no account: `read(service: "s")` never returns the
+  /// secret of `s` and some account. Several items so named (in several collections): the first
+  /// the provider lists.
+  public func read(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError)
+    -> SecretValue?
+  {
+    try readNamed(Self.attributes(service: service, account: account), in: collection)?.value
+  }
+
+  /// The item `address` names (see ``isNamed(_:by:)``), with its path; nil when there is none.
+  /// An item so named in a locked collection is ``SecretError/locked(path:)``. Costs a round trip
+  /// per item whose attributes include the address.
+  package func readNamed(_ address: [String: String], in collection: CollectionID? = nil) throws(SecretError)
+    -> (path: String, value: SecretValue)?
+  {
+    try Self.validate(address)
+    return try withService { service throws(SecretError) in
+      let (unlocked, locked) = try Self.itemPaths(address, in: collection, on: service)
+      if let path = try Self.named(unlocked, by: address, on: service).first {
+        return try service.secret(at: path).map { (path, $0) }
+      }
+      if let path = try Self.named(locked, by: address, on: service).first {
+        throw .locked(path: Self.collectionPath(ofItem: path))
+      }
+      return nil
+    }
+  }
+
+  /// Stores the secret for `service` and `account`, replacing only the item they name: an item
+  /// with more attributes (another account of the service, a backup) is left alone.
+  public func write(
+    _ value: SecretValue, service: String, account: String? = nil, label: String? = nil,
+    in collection: CollectionID = .default
+  ) throws(SecretError) {
+    try write(
+      value, attributes: Self.attributes(service: service, account: account), label: label, in: collection,
+      exactly: true)
+  }
+
+  /// Deletes the secret stored for `service` and `account` (with no account: the one stored
+  /// without an account), leaving every other item alone; returns whether there was one.
+  @discardableResult
+  public func delete(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError)
+    -> Bool
+  {
+    let address = Self.attributes(service: service, account: account)
+    try Self.validate(address)
+    return try withService { service throws(SecretError) in
+      let (unlocked, locked) = try Self.itemPaths(address, in: collection, on: service)
+      let named = try Self.named(unlocked, by: address, on: service)
+      if named.isEmpty, let path = try Self.named(locked, by: address, on: service).first {
+        throw .locked(path: Self.collectionPath(ofItem: path))
+      }
+      for path in named { try service.deleteItem(at: path) }
+      return !named.isEmpty
+    }
+  }
+
+  /// Deletes the item at `path`; returns false when it no longer exists.
+  @discardableResult
+  package func deleteItem(at path: String) throws(SecretError) -> Bool {
+    try withService { service throws(SecretError) in
+      do throws(SecretError) {
+        try service.deleteItem(at: path)
+        return true
+      } catch .noSuchObject {
+        return false
+      }
+    }
+  }
+
+  private static func named(_ paths: [String], by address: [String: String], on service: ServiceHandle)
+    throws(SecretError) -> [String]
+  {
+    var named: [String] = []
+    for path in paths where try isNamed(service.attributes(at: path), by: address) { named.append(path) }
+    return named
+  }
+}
