@@ -80,33 +80,4 @@ package enum PaddedCBC {
     guard let padding = PKCS7.paddingLength(of: UnsafeRawBufferPointer(data)) else { throw .invalidPadding }
     return data.count - padding
   }
-
-  /// Pads `plain` and encrypts it with `key` and a fresh IV; returns the IV and the ciphertext
-  /// (neither is secret). The padded plain text is written into the array that is returned and
-  /// encrypted there in place, so no copy of it is left behind (a secret of any size fits, where
-  /// locked memory is a small pool).
-  package static func encrypt(
-    _ plain: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer
-  ) throws(CryptoError) -> (iv: [UInt8], ciphertext: [UInt8]) {
-    let padding = AES128CBC.blockSize - plain.count % AES128CBC.blockSize
-    var data = [UInt8](repeating: UInt8(padding), count: plain.count + padding)
-    let iv = Gcrypt.nonce(count: ivLength)
-    let encrypted = data.withUnsafeMutableBytes { buffer in
-      if let base = plain.baseAddress, !plain.isEmpty {
-        buffer.baseAddress?.copyMemory(from: base, byteCount: plain.count)
-      }
-      return iv.withUnsafeBytes { ivBytes in
-        Result { () throws(CryptoError) in
-          try DiffieHellman.library { try AES128CBC.run(encrypt: true, key: key, iv: ivBytes, data: buffer) }
-        }
-      }
-    }
-    guard case .success = encrypted else {
-      // Whatever the library left in the buffer may be plain text.
-      data.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
-      try encrypted.get()
-      return (iv, [])
-    }
-    return (iv, data)
-  }
 }
