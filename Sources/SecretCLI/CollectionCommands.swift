@@ -45,29 +45,28 @@ enum CollectionCommands {
     options: [Common.json]
   ) { arguments, console throws(CLIError) in
     let client = console.client()
-    let (provider, collections, defaultPath) = try service { () throws(SecretError) in
+    let (provider, collections, defaultPath, store) = try service { () throws(SecretError) in
       let provider = try client.provider()
       let collections = try client.collections().sorted { $0.path < $1.path }
       // A provider may have no default alias yet (nothing stored); that is not an error here.
       let defaultPath = try? client.path(of: .default)
-      return (provider, collections, defaultPath)
+      return (provider, collections, defaultPath, try client.providerStore())
     }
-    let budget = provider.isSecretd ? MemoryBudget(of: provider) : nil
     if arguments.flag("json") {
-      console.print(json(provider, collections, defaultPath, budget).rendered)
+      console.print(json(provider, collections, defaultPath, store).rendered)
     } else {
-      console.print(text(provider, collections, defaultPath, budget))
+      console.print(text(provider, collections, defaultPath, store))
     }
     return .success
   }
 
   private static func text(
-    _ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?, _ budget: MemoryBudget?
+    _ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?, _ store: ProviderStore?
   ) -> String {
     var text = "provider: \(provider.busName) owned by \(provider.ownerDescription.visible)"
     text += provider.uid.map { " as uid \($0)\($0 == UserID.effective.rawValue ? " (you)" : "")" } ?? ""
     text += "\nexpiry (--ttl): \(provider.isSecretd ? "supported" : "not supported")\n"
-    if let budget { text += "memory budget: \(budget.text)\n" }
+    if let store { text += StoreCommands.text(store) }
     if defaultPath == nil {
       text += "default collection: none (gnome-keyring without a login keyring); store with `--collection session`\n"
     }
@@ -82,7 +81,7 @@ enum CollectionCommands {
   }
 
   private static func json(
-    _ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?, _ budget: MemoryBudget?
+    _ provider: ProviderInfo, _ collections: [CollectionInfo], _ defaultPath: String?, _ store: ProviderStore?
   ) -> JSON {
     .object([
       (
@@ -93,7 +92,7 @@ enum CollectionCommands {
           ("uid", provider.uid.map { .number(Int($0)) } ?? .null), ("supportsExpiry", .bool(provider.isSecretd)),
         ])
       ),
-      ("memoryBudget", budget?.json ?? .null),
+      ("store", store.map(StoreCommands.json) ?? .null),
       ("defaultCollection", .string(defaultPath)),
       (
         "collections",

@@ -94,6 +94,16 @@ extension SecretClient {
     try withService { service throws(SecretError) in try service.providerInfo() }
   }
 
+  /// Where secretd keeps its store; nil when the provider is not secretd.
+  public func providerStore() throws(SecretError) -> ProviderStore? {
+    try withService { service throws(SecretError) in try service.providerStore() }
+  }
+
+  /// Lets go of the stores secretd refused at start (they are kept until then).
+  public func discardRejectedStores() throws(SecretError) {
+    try withService { service throws(SecretError) in try service.discardRejectedStores() }
+  }
+
   /// Which connection and process own the provider's bus name; runs on a dedicated thread.
   public func provider() async throws(SecretError) -> ProviderInfo {
     try await executor.run { () throws(SecretError) -> ProviderInfo in try self.provider() }

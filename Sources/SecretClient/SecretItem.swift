@@ -51,6 +51,19 @@ public struct ItemChange: Sendable, Hashable {
   public var itemPath: String
 }
 
+/// Where secretd keeps its store, as it reports it (other providers report nothing).
+public struct ProviderStore: Sendable, Hashable {
+  /// The memory the store lives in: `memfd_secret`, `locked memfd` or `unlocked memfd`.
+  public var memory: String
+  /// Bytes the store may hold, and bytes it holds.
+  public var budget: Int
+  public var used: Int
+  /// Whether the service manager keeps the store, so that a crash or a restart loses nothing.
+  public var isKept: Bool
+  /// Why each store handed back at start was refused; each is kept until discarded.
+  public var rejected: [String]
+}
+
 /// Who provides the Secret Service on the bus.
 public struct ProviderInfo: Sendable, Hashable {
   /// The well-known name clients use, normally `org.freedesktop.secrets`.

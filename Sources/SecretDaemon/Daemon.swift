@@ -35,11 +35,12 @@ package struct Configuration: Sendable {
 /// `workerThreads` threads answer them; the main context runs the expiry timer and the bus
 /// driver's signals (clients leaving, the name lost, the bus closing).
 package final class Daemon: @unchecked Sendable {
-  // SAFETY: `store` is only used inside `storeLock` (reading or writing, see `execute`), the
-  // expiry timer included; `sessions`, `signals` and `scheduler` lock themselves; the rest is
+  // SAFETY: `store` and `keeper` are only used inside `storeLock` (reading or writing, see
+  // `execute`), the expiry timer included; `sessions`, `signals` and `scheduler` lock themselves; the rest is
   // set in init and `start()`, before any call is taken off the bus.
   let connection: BusConnection
   let configuration: Configuration
+  let keeper: StoreKeeper
   let store: Store
   let storeLock = ReadWriteLock()
   let sessions: SessionRegistry
@@ -51,16 +52,13 @@ package final class Daemon: @unchecked Sendable {
 
   /// Prepares the daemon to serve the store `keeper` opened; nothing is taken off the bus until
   /// ``start()``.
-  package convenience init(connection: BusConnection, configuration: Configuration, keeper: StoreKeeper) {
-    self.init(connection: connection, configuration: configuration, store: keeper.store)
-  }
-
-  init(connection: BusConnection, configuration: Configuration, store: Store) {
+  package init(connection: BusConnection, configuration: Configuration, keeper: StoreKeeper) {
     Gcrypt.initialize(securePoolBytes: 256 * 1024)
     SecureMemory.allowUnlocked.store(configuration.allowUnlockedMemory, ordering: .relaxed)
     self.connection = connection
     self.configuration = configuration
-    self.store = store
+    self.keeper = keeper
+    self.store = keeper.store
     self.sessions = SessionRegistry(
       maxPerClient: configuration.limits.maxSessionsPerClient, maxTotal: configuration.limits.maxSessions)
     self.signals = SignalOutbox(connection: connection, maximumBytes: configuration.limits.maxReplySize)
@@ -72,6 +70,8 @@ package final class Daemon: @unchecked Sendable {
     let timer = Timer { [unowned self] in self.expireDue() }
     expiryTimer = timer
     store.onNextExpiryChanged = { [unowned self] time in self.armExpiry(at: time) }
+    // A store served again may hold items that expire soon, or expired while no secretd ran.
+    armExpiry(at: store.expiries.peek?.time)
     let scheduler = ClientScheduler(
       vet: { [unowned self] in self.vet($0) }, run: { [unowned self] in self.execute($0) },
       isQuick: { [unowned self] call in

@@ -96,7 +96,7 @@ enum ObjectNode: Equatable {
   /// The Secret Service interfaces an object of this shape implements.
   var interfaces: [String] {
     switch self {
-    case .service: [Interfaces.service]
+    case .service: [Interfaces.service, Interfaces.secretd]
     case .container: []
     case .collection: [Interfaces.collection]
     case .item: [Interfaces.item]

@@ -29,22 +29,29 @@ struct CollectionCommandTests {
     }
   }
 
-  @Test func statusShowsSecretdsMemoryBudgetAsFarAsItIsKnown() async throws {
+  @Test("status shows where secretd keeps its store and how much of its budget is used and free")
+  func statusShowsSecretdsStore() async throws {
     try await withProvider(.secretd, arguments: ["--max-memory", "8M"]) { instance in
+      let empty = try secretctl(instance, ["status", "--json"])
+      let before = try #require(try JSONSerialization.jsonObject(with: Data(empty.stdout)) as? [String: Any])
+      let usedBefore = try #require((before["store"] as? [String: Any])?["used"] as? Int)
+      #expect(try secretctl(instance, ["set", "big", "one"], input: String(repeating: "x", count: 4000)).status == 0)
       let status = try secretctl(instance, ["status"])
       #expect(status.stdoutText.contains("as uid \(getuid()) (you)"), "\(status.stdoutText)")
-      // The limit secretd was given; how much is used, secretd does not report yet.
-      #expect(
-        status.stdoutText.contains("memory budget: --max-memory 8M; used and free: not reported by this secretd"),
-        "\(status.stdoutText)")
+      #expect(status.stdoutText.contains("store: memfd_secret"), "\(status.stdoutText)")
+      #expect(status.stdoutText.contains("in this process only"), "no service manager here: \(status.stdoutText)")
+      #expect(status.stdoutText.contains(" free of 8 MiB (--max-memory)"), "\(status.stdoutText)")
       let json = try secretctl(instance, ["status", "--json"])
       let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout)) as? [String: Any])
-      let budget = try #require(object["memoryBudget"] as? [String: Any])
-      #expect(budget["configuredLimit"] as? String == "8M")
-      #expect(budget["used"] is NSNull && budget["free"] is NSNull)
+      let store = try #require(object["store"] as? [String: Any])
+      #expect(store["budget"] as? Int == 8 << 20)
+      let used = try #require(store["used"] as? Int)
+      #expect(used >= usedBefore + 4000 && store["free"] as? Int == (8 << 20) - used, "\(store)")
+      #expect(store["kept"] as? Bool == false && (store["rejected"] as? [Any])?.isEmpty == true)
     }
     try await withProvider(.gnomeKeyring) { instance async throws in
-      #expect(try secretctl(instance, ["status"]).stdoutText.contains("memory budget") == false)
+      let status = try secretctl(instance, ["status"]).stdoutText
+      #expect(!status.contains("memory budget") && !status.contains("store:"), "\(status)")
     }
   }
 

@@ -13,7 +13,9 @@ struct ReadingThreadTests {
   static func daemon() throws -> (Daemon, PrivateBus) {
     let bus = try PrivateBus()
     let connection = try BusConnection(address: bus.address)
-    return (Daemon(connection: connection, configuration: Configuration(), store: try makeStore()), bus)
+    let configuration = Configuration(limits: Limits(maxMemory: 1 << 20), allowUnlockedMemory: true)
+    let keeper = try StoreKeeper(configuration: configuration, inherited: [])
+    return (Daemon(connection: connection, configuration: configuration, keeper: keeper), bus)
   }
 
   static func arguments(_ values: [DBusValue]) -> Variant { Variant(adopting: DBusValue.tuple(values).makeFloating()) }

@@ -11,14 +11,17 @@ public final class ChildProcess: Sendable {
   private let exitStatus = Mutex<Int32?>(nil)
 
   /// Starts `executable` with `arguments` and exactly `environment`, with the given descriptors
-  /// as its standard input, output and error.
+  /// as its standard input, output and error, and `inheriting` as its descriptors 3, 4, … (as a
+  /// service manager passes descriptors).
   public convenience init(
     _ executable: URL, _ arguments: [String], environment: [String: String],
-    stdin: Int32, stdout: Int32, stderr: Int32
+    stdin: Int32, stdout: Int32, stderr: Int32, inheriting: [Int32] = []
   ) throws {
     try self.init(executable, arguments, environment, newSession: false) { actions in
-      for (source, target) in [(stdin, 0), (stdout, 1), (stderr, 2)] {
-        posix_spawn_file_actions_adddup2(&actions, source, Int32(target))
+      let targets: [(source: Int32, target: Int32)] =
+        [(stdin, 0), (stdout, 1), (stderr, 2)] + inheriting.enumerated().map { ($1, Int32(3 + $0)) }
+      for (source, target) in targets {
+        posix_spawn_file_actions_adddup2(&actions, source, target)
       }
     }
   }

@@ -103,11 +103,23 @@ public final class ProviderInstance: Sendable {
   }
 
   /// Stops the provider (SIGTERM) and waits for it to exit; the bus stays up.
+  /// Stops the provider (SIGTERM), waits for it to exit and for the bus to drop its name (the
+  /// bus learns of the exit a moment later: a call sent meanwhile would get NoReply, not "no
+  /// provider").
   public func stopProvider() {
     guard let running = process.withLock({ $0.take() }) else { return }
     running.signal(SIGCONT)
     running.signal(SIGTERM)
     running.wait()
+    for _ in 0..<500 {
+      let owned = try? run(
+        "gdbus",
+        [
+          "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+          "--method", "org.freedesktop.DBus.NameHasOwner", busName,
+        ])
+      if owned?.stdoutText.contains("false") ?? true { return }
+    }
   }
 
   func stop() {

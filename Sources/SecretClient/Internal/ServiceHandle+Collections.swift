@@ -70,7 +70,7 @@ extension ServiceHandle {
 
   /// `transform` of the entry `key` of an `a{sv}` dictionary, or `nil` when it is missing or
   /// not of `type`.
-  private static func value<T>(
+  static func value<T>(
     in dictionary: OpaquePointer, _ key: String, type: String, _ transform: (OpaquePointer) -> T
   ) -> T? {
     guard let value = type.withCString({ g_variant_lookup_value(dictionary, key, g_variant_type_checked_($0)) })

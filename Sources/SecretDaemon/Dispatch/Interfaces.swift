@@ -10,11 +10,14 @@ enum Interfaces {
   static let properties = "org.freedesktop.DBus.Properties"
   static let introspectable = "org.freedesktop.DBus.Introspectable"
   static let peer = "org.freedesktop.DBus.Peer"
+  /// What secretd adds, on the service object.
+  static let secretd = "io.github.swiftsecrets.Secretd1"
 
   /// Every interface, by name.
   static let all: [String: DeclaredInterface] = Dictionary(
     uniqueKeysWithValues: [
-      ServiceObject.declaration.erased, CollectionObject.declaration.erased, ItemObject.declaration.erased,
+      ServiceObject.declaration.erased, DaemonObject.declaration.erased, CollectionObject.declaration.erased,
+      ItemObject.declaration.erased,
       SessionObject.declaration.erased, PromptObject.declaration.erased, AnyBusObject.properties.erased,
       AnyBusObject.introspectable.erased, AnyBusObject.peer.erased,
     ].map { ($0.name, $0) })

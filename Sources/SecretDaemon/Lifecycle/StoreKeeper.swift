@@ -18,6 +18,8 @@ package final class StoreKeeper {
   private var rejected: [FileDescriptor]
   /// What secretd tells at start, one line each.
   package let report: [String]
+  /// Whether the service manager took the store: a crash or a restart then loses nothing.
+  package private(set) var isKept = false
 
   /// Opens the arena named `store` among `inherited` descriptors, or makes a new one, and the
   /// store in it. Throws when no arena can be had at all (memory cannot be mapped or locked).
@@ -84,11 +86,11 @@ package final class StoreKeeper {
     guard ServiceManager.isListening else { return false }
     do throws(Errno) {
       try ServiceManager.notify("FDSTORE=1\nFDNAME=\(Self.storeName)", descriptors: [store.arena.memory.file])
-      return true
+      isKept = true
     } catch {
       Log.warning("the service manager did not take the store (\(error)): a crash or restart will lose it")
-      return false
     }
+    return isKept
   }
 
   /// Lets every refused arena go, from this process and from the service manager.
@@ -115,10 +117,12 @@ package final class StoreKeeper {
     }
     do throws(ArenaError) {
       let (arena, contents) = try Arena.open(memory)
+      // A kept arena cannot grow: a larger --max-memory takes effect once the store is new.
+      var limits = configuration.limits
+      limits.maxMemory = min(limits.maxMemory, Limits.budget(ofArenaSized: memory.size))
       return .success(
-        Store(
-          recovering: arena, contents: contents, limits: configuration.limits, clock: clock,
-          defaultTTL: configuration.defaultTTL))
+        Store(recovering: arena, contents: contents, limits: limits, clock: clock, defaultTTL: configuration.defaultTTL)
+      )
     } catch {
       return .failure(Refusal("\(error)"))
     }
@@ -141,7 +145,8 @@ package final class StoreKeeper {
   private static func describeRecovery(_ store: Store) -> String {
     let items = store.itemCount == 1 ? "1 item" : "\(store.itemCount) items"
     let collections = store.collections.count == 1 ? "1 collection" : "\(store.collections.count) collections"
-    return "serving again the store the service manager kept: \(items) in \(collections)"
+    return "serving again the store the service manager kept: \(items) in \(collections), "
+      + "budget \(Size.text(store.limits.maxMemory))"
   }
 
   private static func describeMemory(_ store: Store, _ configuration: Configuration) -> String {

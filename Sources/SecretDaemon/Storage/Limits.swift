@@ -46,6 +46,11 @@ package struct Limits: Sendable, Equatable {
     return max(0, limit - lockedOutsideTheStore - 2 * Memory.pageSize) / 9 * 8
   }
 
+  /// The largest budget whose arena fits in `size` bytes (``arenaSize``'s inverse, rounded down).
+  static func budget(ofArenaSized size: Int) -> Int {
+    max(0, size - ArenaLayout.headerSize - Memory.pageSize) / 9 * 8
+  }
+
   /// The size of the arena holding the store: its header, the budget and an eighth more, so that
   /// a record can be rewritten before its old copy goes and free space can be fragmented, and a
   /// page more for the store's own first collection; in whole pages.

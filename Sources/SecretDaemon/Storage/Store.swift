@@ -92,7 +92,8 @@ final class Store {
     }
     for (found, secretOffset) in contents.items {
       guard let collection = byID[found.record.collectionID] else { continue }
-      let item = StoredItem(found.record, block: found.offset, secretOffset: found.offset + secretOffset)
+      let item = StoredItem(
+        found.record, block: found.offset, secretOffset: found.offset + ArenaLayout.blockHeaderSize + secretOffset)
       let number = Int(found.record.number)
       collection.items[number] = item
       collection.index.insert(number, attributes: item.attributes)

@@ -27,7 +27,7 @@ enum ArenaMemoryError: Error, Equatable {
   case cannotMap(size: Int, reason: String)
 }
 
-/// A memory file mapped into this process. The mapping and the descriptor last as long as the process.
+/// A memory file mapped into this process; unmapped when released (and closed, when made here).
 final class ArenaMemory {
   let file: FileDescriptor
   let base: UnsafeMutableRawPointer
@@ -35,10 +35,20 @@ final class ArenaMemory {
   let kind: ArenaMemoryKind
   /// Why memfd_secret was not used, when it was not.
   let secretMemoryRefusal: String?
+  /// Whether the file is closed with the mapping (one this process made, not one handed to it).
+  private let ownsFile: Bool
 
-  private init(file: FileDescriptor, base: UnsafeMutableRawPointer, size: Int, kind: ArenaMemoryKind, refusal: String?)
-  {
+  private init(
+    file: FileDescriptor, base: UnsafeMutableRawPointer, size: Int, kind: ArenaMemoryKind, refusal: String?,
+    ownsFile: Bool
+  ) {
     (self.file, self.base, self.size, self.kind, self.secretMemoryRefusal) = (file, base, size, kind, refusal)
+    self.ownsFile = ownsFile
+  }
+
+  deinit {
+    Memory.unmap(base, count: size)
+    if ownsFile { file.close() }
   }
 
   /// New memory of `size` bytes, zero-filled: secret memory if the kernel gives it (and
@@ -50,7 +60,8 @@ final class ArenaMemory {
         let file = try FileDescriptor.secretMemory()
         do throws(Errno) {
           try file.setSize(size)
-          return ArenaMemory(file: file, base: try file.mapShared(size), size: size, kind: .secret, refusal: nil)
+          return ArenaMemory(
+            file: file, base: try file.mapShared(size), size: size, kind: .secret, refusal: nil, ownsFile: true)
         } catch {
           file.close()
           throw error
@@ -63,7 +74,7 @@ final class ArenaMemory {
       let file = try FileDescriptor.sealableMemory(name: "secretd-arena")
       try file.setSize(size)
       try file.sealSize()
-      return try mapOrdinary(file, size: size, allowUnlocked: allowUnlocked, refusal: refusal)
+      return try mapOrdinary(file, size: size, allowUnlocked: allowUnlocked, refusal: refusal, owns: true)
     } catch {
       throw .cannotMap(size: size, reason: "\(refusal); memfd: \(error)")
     }
@@ -75,29 +86,32 @@ final class ArenaMemory {
       let size = try file.size()
       guard size > 0 else { throw Errno.invalidArgument }
       if Files.symbolicLinkTarget("/proc/self/fd/\(file.rawValue)")?.hasPrefix("/secretmem") == true {
-        return ArenaMemory(file: file, base: try file.mapShared(size), size: size, kind: .secret, refusal: nil)
+        return ArenaMemory(
+          file: file, base: try file.mapShared(size), size: size, kind: .secret, refusal: nil, ownsFile: false)
       }
-      return try mapOrdinary(file, size: size, allowUnlocked: allowUnlocked, refusal: "handed back as a memfd")
+      return try mapOrdinary(
+        file, size: size, allowUnlocked: allowUnlocked, refusal: "handed back as a memfd", owns: false)
     } catch {
       throw .cannotMap(size: (try? file.size()) ?? 0, reason: "\(error)")
     }
   }
 
   private static func mapOrdinary(
-    _ file: FileDescriptor, size: Int, allowUnlocked: Bool, refusal: String
+    _ file: FileDescriptor, size: Int, allowUnlocked: Bool, refusal: String, owns: Bool
   ) throws(Errno) -> ArenaMemory {
     let base = try file.mapShared(size)
     Memory.excludeFromCoreDumps(base, count: size)
     do throws(Errno) {
       try Memory.lockOnFault(base, count: size)
-      return ArenaMemory(file: file, base: base, size: size, kind: .lockedMemfd, refusal: refusal)
+      return ArenaMemory(file: file, base: base, size: size, kind: .lockedMemfd, refusal: refusal, ownsFile: owns)
     } catch {
       guard allowUnlocked else {
         Memory.unmap(base, count: size)
         throw error
       }
       return ArenaMemory(
-        file: file, base: base, size: size, kind: .unlockedMemfd, refusal: "\(refusal); mlock: \(error)")
+        file: file, base: base, size: size, kind: .unlockedMemfd, refusal: "\(refusal); mlock: \(error)",
+        ownsFile: owns)
     }
   }
 }

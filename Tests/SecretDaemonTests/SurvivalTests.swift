@@ -1,0 +1,387 @@
+// secretd killed at any moment loses no acknowledged write: its store lives in an arena that
+// outlives the process. Here the test holds the arena, as systemd's file descriptor store does,
+// and hands it to each new secretd the way systemd does (LISTEN_FDS, LISTEN_FDNAMES=store);
+// scripts/check-unit-in-container does the same under a real user manager.
+import Foundation
+import SecretTestSupport
+import Synchronization
+import Testing
+
+@testable import SecretDaemon
+
+/// A secretd on a test's bus that is handed `arena` at each start, as by systemd's fd store.
+final class KeptSecretd: Sendable {
+  let instance: ProviderInstance
+  let busName: String
+  let arena: Int32
+  let arguments: [String]
+  let log: URL
+  private let process = Mutex<ChildProcess?>(nil)
+
+  init(on instance: ProviderInstance, busName: String, arena: Int32, arguments: [String] = []) {
+    (self.instance, self.busName, self.arena, self.arguments) = (instance, busName, arena, arguments)
+    log = instance.bus.directory.appending(path: "\(busName).log")
+  }
+
+  var pid: Int32 { process.withLock { $0?.pid ?? 0 } }
+  var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+  /// Where secretd sends what it tells the service manager, when set before `start()`.
+  let notifySocket = Mutex<String?>(nil)
+
+  /// Starts secretd with the arena as its descriptor 3 and waits until it owns its name.
+  func start() throws {
+    let file = open(log.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    defer { [file, null].forEach { close($0) } }
+    var environment = instance.environment
+    (environment["LISTEN_FDS"], environment["LISTEN_FDNAMES"]) = ("1", StoreKeeper.storeName)
+    environment["NOTIFY_SOCKET"] = notifySocket.withLock { $0 }
+    // LISTEN_PID names the process that execs secretd, as systemd sets it after fork.
+    let child = try ChildProcess(
+      try resolveExecutable("sh"),
+      [
+        "-c", "LISTEN_PID=$$ exec \"$0\" \"$@\"", secretdPath(), "--address", instance.busAddress, "--bus-name",
+        busName,
+      ]
+        + arguments,
+      environment: environment, stdin: null, stdout: null, stderr: file, inheriting: [arena])
+    process.withLock { $0 = child }
+    let wait = try runProcess(
+      "gdbus", ["wait", "--address", instance.busAddress, "--timeout", "20", busName], input: nil,
+      environment: environmentWithoutBus, in: URL(filePath: "/tmp"))
+    guard wait.status == 0, child.isRunning else { throw HarnessError("secretd did not start: \(logText)") }
+  }
+
+  /// SIGKILL, as an OOM kill or a crash ends it.
+  func kill() {
+    guard let child = process.withLock({ $0.take() }) else { return }
+    child.signal(SIGKILL)
+    child.wait()
+  }
+
+  func stop() {
+    guard let child = process.withLock({ $0.take() }) else { return }
+    child.signal(SIGTERM)
+    child.wait()
+  }
+}
+
+@Suite("surviving its own death")
+struct SurvivalTests {
+  /// An arena made as secretd makes one, held by the test.
+  static func keptArena(maxMemory: Int = 2 << 20) throws -> Store {
+    try makeStore(limits: Limits(maxMemory: maxMemory))
+  }
+
+  @Test(
+    "killed 20 times with SIGKILL while 4 writers create, replace and delete, secretd given its arena back holds every acknowledged change byte for byte, and nothing torn"
+  )
+  func killedWhileWriting() async throws {
+    try await withProvider(.secretd) { instance in
+      let arena = try Self.keptArena()
+      let secretd = KeptSecretd(
+        on: instance, busName: "org.example.kept", arena: arena.arena.memory.file.rawValue,
+        arguments: ["--max-memory", "2M"])
+      try secretd.start()
+      defer { secretd.stop() }
+      let log = WriteLog()
+      // Writers block in GDBus calls: on threads of their own, never the cooperative pool's.
+      let writers = (0..<4).map { writer in
+        Task { try await onOwnThread { try log.write(as: writer, to: secretd) } }
+      }
+      for kill in 0..<20 {
+        let before = log.acknowledgedCount
+        log.allow(12)
+        try await eventually("more writes acknowledged before kill \(kill)", seconds: 30) {
+          log.acknowledgedCount >= before + 8
+        }
+        secretd.kill()
+        try secretd.start()
+      }
+      log.stop()
+      for writer in writers { try await writer.value }
+      let client = try RawClient(address: instance.busAddress, destination: secretd.busName)
+      let session = try client.openPlainSession()
+      #expect(log.acknowledgedCount >= 160)
+      for (attributes, allowed) in log.possibleStates(since: log.histories) {
+        let found = try client.search(attributes)
+        #expect(found.count <= 1, "\(attributes)")
+        let stored = try found.first.map { try client.plainSecret($0, session: session) }
+        #expect(
+          allowed.contains(stored),
+          "\(attributes): \(stored?.count ?? -1) bytes; allowed \(allowed.map { $0?.count ?? -1 })")
+      }
+      #expect(secretd.logText.contains("serving again the store the service manager kept"), "\(secretd.logText)")
+    }
+  }
+
+  @Test(
+    "the arena caught at 300 random instants while secretd writes, as a kill there would leave it, always opens and holds every change acknowledged before"
+  )
+  func caughtAtAnyInstant() async throws {
+    try await withProvider(.secretd) { instance in
+      let arena = try Self.keptArena()
+      let secretd = KeptSecretd(
+        on: instance, busName: "org.example.caught", arena: arena.arena.memory.file.rawValue,
+        arguments: ["--max-memory", "2M"])
+      try secretd.start()
+      defer { secretd.stop() }
+      let log = WriteLog()
+      let writers = (0..<4).map { writer in
+        Task { try await onOwnThread { try log.write(as: writer, to: secretd) } }
+      }
+      log.allow(1_000_000)
+      // At least 300 instants, spread over at least 300 acknowledged changes.
+      var instant = 0
+      let deadline = ContinuousClock.now + .seconds(120)
+      while instant < 300 || log.acknowledgedCount < 300 {
+        try #require(ContinuousClock.now < deadline, "\(instant) instants, \(log.acknowledgedCount) changes")
+        let before = log.histories
+        let copy = try Self.copy(arena.arena, whileStopped: secretd.pid)
+        let (_, contents) = try Arena.open(copy)
+        var held: [[String: String]: [UInt8]] = [:]
+        for (found, secretOffset) in contents.items {
+          let start = copy.base + found.offset + ArenaLayout.blockHeaderSize + secretOffset
+          held[found.record.attributes] = Array(UnsafeRawBufferPointer(start: start, count: found.record.secretCount))
+        }
+        #expect(held.count == contents.items.count, "one item per attributes at instant \(instant)")
+        for (attributes, possible) in log.possibleStates(since: before) {
+          #expect(possible.contains(held[attributes]), "instant \(instant): \(attributes)")
+        }
+        instant += 1
+      }
+      log.stop()
+      for writer in writers { try await writer.value }
+    }
+  }
+
+  /// A copy of `arena`'s memory made while process `pid` is stopped (SIGSTOP), as it would be
+  /// left if the process died at that instruction.
+  static func copy(_ arena: Arena, whileStopped pid: Int32) throws -> ArenaMemory {
+    let copy = try ArenaMemory.make(size: arena.size, preferSecret: false, allowUnlocked: true)
+    kill(pid, SIGSTOP)
+    defer { kill(pid, SIGCONT) }
+    // Stopped once /proc says so: every store it made is in memory then.
+    while !((try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.contains(") T ") ?? true) {}
+    copy.base.copyMemory(from: arena.memory.base, byteCount: arena.size)
+    return copy
+  }
+
+  @Test(
+    "an arena damaged on purpose is never served and never dropped: secretd starts empty, says why, hands it back as 'rejected', lists it, and lets it go when asked"
+  )
+  func damagedArenaIsRefusedAndKept() async throws {
+    try await withProvider(.secretd) { instance in
+      let arena = try Self.keptArena()
+      let kept = try arena.createItem(
+        in: "session", label: "kept", attributes: ["kept": "yes"], contentType: "text/plain", secret: sent("kept"),
+        replace: false)
+      let item = try arena.item(ItemReference(collection: "session", item: kept.item))
+      // One byte of the item's label, inside its checksum.
+      let damaged = item.block + ArenaLayout.blockHeaderSize + 64
+      arena.arena.memory.base.storeBytes(of: 0x58, toByteOffset: damaged, as: UInt8.self)
+      let before = Array(UnsafeRawBufferPointer(start: arena.arena.memory.base, count: arena.arena.size))
+      let manager = try NotifySocket(in: instance.bus.directory)
+      let secretd = KeptSecretd(on: instance, busName: "org.example.damaged", arena: arena.arena.memory.file.rawValue)
+      secretd.notifySocket.withLock { $0 = manager.path }
+      try secretd.start()
+      defer { secretd.stop() }
+      #expect(
+        secretd.logText.contains("is not served: at byte \(item.block): its checksum does not match"),
+        "\(secretd.logText)")
+      #expect(secretd.logText.contains("kept as 'rejected'"), "\(secretd.logText)")
+      let handed = ["FDSTOREREMOVE=1\nFDNAME=store", "FDSTORE=1\nFDNAME=rejected", "FDSTORE=1\nFDNAME=store"]
+      try await eventually("secretd to tell the service manager") { manager.received.count >= handed.count }
+      #expect(manager.received == handed)
+      #expect(Array(UnsafeRawBufferPointer(start: arena.arena.memory.base, count: arena.arena.size)) == before)
+      let client = try RawClient(address: instance.busAddress, destination: secretd.busName)
+      #expect(try client.search(["kept": "yes"]).isEmpty)
+      let session = try client.openPlainSession()
+      try client.createPlainItem(session: session, attributes: ["new": "yes"], secret: [1])
+      func rejected() throws -> [String] {
+        let reply = try client.call(
+          ObjectPaths.root, Interfaces.properties, "Get",
+          .tuple([.string(Interfaces.secretd), .string("RejectedStores")]))
+        return reply.child(0)?.unboxed?.elements.compactMap(\.string) ?? []
+      }
+      #expect(try rejected().count == 1)
+      try client.call(ObjectPaths.root, Interfaces.secretd, "DiscardRejectedStores", .tuple([]))
+      #expect(try rejected().isEmpty)
+      try await eventually("secretd to tell the service manager to let it go") { manager.received.count > handed.count }
+      #expect(manager.received.last == "FDSTOREREMOVE=1\nFDNAME=rejected")
+    }
+  }
+
+  @Test(
+    "an item whose time passed while secretd was dead is gone once it is back, and one whose time is to come stays with it"
+  )
+  func expiryRunsOnAcrossADeath() async throws {
+    try await withProvider(.secretd) { instance in
+      let clock = ManualExpiryClock(UInt64(Date().timeIntervalSince1970))
+      let arena = try makeStore(limits: Limits(maxMemory: 1 << 20), clock: clock)
+      let now = clock.now()
+      for (name, expires) in [("past", now - 5), ("future", now + 86_400)] {
+        _ = try arena.createItem(
+          in: "session", label: name, attributes: ["when": name, "xdg:expires": "\(expires)"],
+          contentType: "text/plain", secret: sent(name), replace: false)
+      }
+      let secretd = KeptSecretd(on: instance, busName: "org.example.expiry", arena: arena.arena.memory.file.rawValue)
+      try secretd.start()
+      defer { secretd.stop() }
+      let client = try RawClient(address: instance.busAddress, destination: secretd.busName)
+      try await eventually("the expired item to go") { try client.search(["when": "past"]).isEmpty }
+      let future = try #require(try client.search(["when": "future"]).first)
+      let attributes = try client.call(
+        future, Interfaces.properties, "Get", .tuple([.string(Interfaces.item), .string("Attributes")]))
+      #expect(attributes.child(0)?.unboxed?.stringDictionary?["xdg:expires"] == "\(now + 86_400)")
+    }
+  }
+}
+
+/// What the writers changed, by item attributes: every state sent for each item, in order, and
+/// which of them secretd last acknowledged. Writers make as many changes as allowed.
+final class WriteLog: Sendable {
+  /// The states sent for one item (a secret, or nil for a deletion), and the last acknowledged.
+  struct History: Sendable {
+    var sent: [[UInt8]?] = []
+    var acknowledged: Int?
+  }
+
+  private struct State {
+    var items: [[String: String]: History] = [:]
+    var acknowledgedCount = 0
+    var allowed = 0
+    var done = false
+  }
+
+  private let state = Mutex(State())
+  private let changed = NSCondition()
+
+  var acknowledgedCount: Int { state.withLock { $0.acknowledgedCount } }
+  var histories: [[String: String]: History] { state.withLock { $0.items } }
+
+  /// What secretd may hold for each item (nil: no item), given what it had acknowledged at some
+  /// instant (`before`) and everything sent up to now: the state last acknowledged then, or any
+  /// sent after it, whose answer may not have come yet.
+  func possibleStates(since before: [[String: String]: History]) -> [[String: String]: [[UInt8]?]] {
+    var possible: [[String: String]: [[UInt8]?]] = [:]
+    for (attributes, history) in histories {
+      if let acknowledged = before[attributes]?.acknowledged {
+        possible[attributes] = Array(history.sent[acknowledged...])
+      } else {
+        possible[attributes] = [nil] + history.sent
+      }
+    }
+    return possible
+  }
+
+  func allow(_ count: Int) {
+    state.withLock { $0.allowed += count }
+    changed.broadcast()
+  }
+
+  func stop() {
+    state.withLock { $0.done = true }
+    changed.broadcast()
+  }
+
+  /// Waits until one more change is allowed; false once stopped.
+  private func nextChange() -> Bool {
+    changed.lock()
+    defer { changed.unlock() }
+    while true {
+      let (allowed, done) = state.withLock { state -> (Bool, Bool) in
+        guard !state.done, state.allowed > 0 else { return (false, state.done) }
+        state.allowed -= 1
+        return (true, false)
+      }
+      if allowed || done { return allowed }
+      changed.wait()
+    }
+  }
+
+  /// Creates, replaces and deletes items until stopped, through a new connection and session
+  /// whenever secretd is gone.
+  func write(as writer: Int, to secretd: KeptSecretd) throws {
+    var step = 0
+    var connection: (client: RawClient, session: String)?
+    var mine: [[String: String]] = []
+    while nextChange() {
+      step += 1
+      let secret =
+        Array("secret \(writer)/\(step) ".utf8) + (0..<(step * 7 % 300)).map { UInt8(truncatingIfNeeded: $0) }
+      let delete = step % 7 == 0 && !mine.isEmpty
+      let attributes: [String: String]
+      // At most 50 items each: then only changes and deletions, so the store stays small.
+      if step % 4 == 0 || delete || mine.count >= 50, let earlier = mine.randomElement() {
+        attributes = earlier
+      } else {
+        attributes = ["kept": "yes", "writer": "\(writer)", "n": "\(step)"]
+        mine.append(attributes)
+      }
+      let sent: [UInt8]? = delete ? nil : secret
+      let index = state.withLock { state -> Int in
+        state.items[attributes, default: History()].sent.append(sent)
+        return state.items[attributes, default: History()].sent.count - 1
+      }
+      do {
+        if connection == nil {
+          let client = try RawClient(address: secretd.instance.busAddress, destination: secretd.busName)
+          connection = (client, try client.openPlainSession())
+        }
+        guard let (client, session) = connection else { continue }
+        if delete {
+          for path in try client.search(attributes) { try client.call(path, Interfaces.item, "Delete", .tuple([])) }
+        } else {
+          try client.createPlainItem(session: session, attributes: attributes, secret: secret, replace: true)
+        }
+        state.withLock { state in
+          state.items[attributes]?.acknowledged = index
+          state.acknowledgedCount += 1
+        }
+      } catch {
+        // secretd died under the call: the change is unconfirmed. Allowed again, once secretd is back.
+        connection = nil
+        allow(1)
+      }
+    }
+  }
+}
+
+/// The service manager's end of $NOTIFY_SOCKET: the messages secretd sends (descriptors sent
+/// with them are closed on receipt).
+final class NotifySocket: Sendable {
+  let path: String
+  private let socket: Int32
+  private let messages = Mutex<[String]>([])
+
+  init(in folder: URL) throws {
+    path = folder.appending(path: "notify").path
+    socket = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+      for (index, byte) in path.utf8.enumerated() where index < bytes.count - 1 { bytes[index] = byte }
+    }
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    guard socket >= 0, bound == 0 else { throw HarnessError("cannot bind \(path): errno \(errno)") }
+  }
+
+  deinit { close(socket) }
+
+  /// Every message received so far, in order.
+  var received: [String] {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+      guard count > 0 else { break }
+      messages.withLock { $0.append(String(decoding: buffer[0..<count], as: UTF8.self)) }
+    }
+    return messages.withLock { $0 }
+  }
+}
