@@ -30,4 +30,5 @@ func command(named name: String) -> CommandSpec? {
 let programOptions: [OptionSpec] = [
   OptionSpec("help", short: "h", help: "Show this help and exit."),
   OptionSpec("version", help: "Print the version and exit."),
+  OptionSpec("manual", help: "Print this manual page, secretctl(1), in roff (`secretctl --manual | man -l -`)."),
 ]

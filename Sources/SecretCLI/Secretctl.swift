@@ -33,6 +33,9 @@ private func dispatch(_ arguments: [String], console: Console) throws(CLIError) 
   case "--version":
     console.print("secretctl \(secretctlVersion)\n")
     return .success
+  case "--manual":
+    console.print(programManualPage)
+    return .success
   default:
     guard let spec = command(named: first) else {
       throw first.hasPrefix("-") ? .usage("unknown option \(first); see `secretctl --help`") : unknownCommand(first)
