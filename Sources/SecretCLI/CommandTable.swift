@@ -19,7 +19,7 @@ let commandTable: [CommandSpec] = [
   ItemCommands.get, ItemCommands.set, ItemCommands.delete, ItemCommands.search,
   CollectionCommands.lock, CollectionCommands.unlock, CollectionCommands.status,
   ReferenceCommands.read, ExecCommand.spec, ReferenceCommands.run, ReferenceCommands.inject, GitCredential.spec,
-  Completion.spec,
+  SetupCommand.spec, Completion.spec,
 ]
 
 func command(named name: String) -> CommandSpec? {
