@@ -10,9 +10,10 @@ PKG_CONFIG_OVERRIDES := $(CURDIR)/.build/pkgconfig
 SWIFT_BUILD := $(SWIFT) build --pkg-config-path $(PKG_CONFIG_OVERRIDES)
 SWIFT_TEST := $(SWIFT) test --pkg-config-path $(PKG_CONFIG_OVERRIDES) --skip-build
 # Release builds link the Swift runtime statically (secretd's resident memory drops by ~3 MB),
-# and the C++ runtime under it too: loading libstdc++.so cost every secretctl start ~0.5 ms.
+# and the C++ runtime under it too: loading libstdc++.so cost every secretctl start ~0.5 ms. So
+# the binaries need no RUNPATH of $ORIGIN either (Debian's policy forbids one in /usr/bin).
 STATIC_CXX := $(CURDIR)/.build/static-cxx
-RELEASE := -c release --static-swift-stdlib \
+RELEASE := -c release --static-swift-stdlib --disable-local-rpath \
 	-Xswiftc -Xclang-linker -Xswiftc -L$(STATIC_CXX) -Xswiftc -Xclang-linker -Xswiftc -static-libgcc
 # Linking FoundationEssentials statically brings in its atomic-write helper, which names a
 # temporary file with mktemp(3) and then creates it with O_CREAT|O_EXCL, trying another name if
@@ -68,9 +69,10 @@ check: build
 
 # Every test, inside a throwaway D-Bus session and with a configuration folder of its own:
 # nothing reaches the user's own bus, keyring or ~/.config (each test also starts private buses
-# and providers of its own). scripts/test ends by listing the tests it skipped and why.
+# and providers of its own). The packages are built first: tests install them on a fresh Debian
+# machine. scripts/test ends by listing the tests it skipped and why.
 TEST_CONFIG := $(CURDIR)/.build/test-config
-test: bootstrap build lint
+test: bootstrap build lint deb
 	@scripts/docs
 	@SWIFT_TEST="$(SWIFT_TEST)" scripts/test
 
@@ -117,6 +119,6 @@ uninstall:
 # Debian packages in .build/deb: swift-secrets (secretd, secretctl, the user unit, man pages,
 # completions) and swift-secrets-openbao (secretctl-bao). scripts/package-deb says what is where.
 deb: pkg-config-overrides static-cxx
-	@scripts/bootstrap build
+	@scripts/bootstrap deb
 	@$(foreach product,$(PRODUCTS),$(call release_build,--product $(product)) &&) true
 	@scripts/package-deb .build/release .build/deb
