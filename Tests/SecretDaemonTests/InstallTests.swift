@@ -2,6 +2,7 @@
 // that has no systemd.
 import Foundation
 import SecretTestSupport
+import TestGates
 import Testing
 
 @Suite("installed")
@@ -13,14 +14,11 @@ struct InstallTests {
     "under a real systemd user manager the unit starts on a client's first call, runs sandboxed, stops and starts, and falls back where user namespaces are forbidden",
     .needsRoot("booting a container with systemd needs root"))
   func underARealUserManager() async throws {
-    let script = Self.packageRoot.appending(path: "scripts/check-unit-in-container").path
-    let run = try await onOwnThread {
-      try runProcess(
-        script, [try builtExecutable("secretd").path, try builtExecutable("secretctl").path],
-        environment: environmentWithoutBus, in: URL(filePath: "/tmp"))
-    }
-    let transcript = run.stdoutText + run.stderrText
-    #expect(run.status == 0, "\(transcript)")
+    let script = Self.packageRoot.appending(path: "scripts/check-unit-in-container")
+    let check = try await ContainerCheck.run(
+      script, [try builtExecutable("secretd").path, try builtExecutable("secretctl").path])
+    guard let (status, transcript) = try check.transcript() else { return }
+    #expect(status == 0, "\(transcript)")
     #expect(!transcript.contains("FAIL"), "\(transcript)")
     // The checks ran, not just the script: every one of them reported.
     #expect(transcript.contains(" passed, 0 failed"), "\(transcript)")
