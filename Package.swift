@@ -55,7 +55,7 @@ let package = Package(
     // Test support: private buses and real providers for every test target.
     .target(
       name: "SecretTestSupport", dependencies: ["SecretClient"], path: "Tests/SecretTestSupport",
-      swiftSettings: swiftSettings),
+      exclude: ["AllocationCounter"], swiftSettings: swiftSettings),
     // Which tests may run here (root, mounting) and how a container check that cannot is reported.
     .target(
       name: "TestGates", dependencies: ["SecretTestSupport"], path: "Tests/TestGates", swiftSettings: swiftSettings),
@@ -63,7 +63,8 @@ let package = Package(
       name: "SharedStateChild", dependencies: ["SharedState"], path: "Tests/SharedStateChild",
       swiftSettings: swiftSettings),
     .executableTarget(
-      name: "secrets-child", dependencies: ["Secrets"], path: "Tests/SecretsChild", swiftSettings: swiftSettings),
+      name: "secrets-child", dependencies: ["Secrets", "SecretTestSupport"], path: "Tests/SecretsChild",
+      swiftSettings: swiftSettings),
     .testTarget(
       name: "SharedStateTests",
       dependencies: ["SharedState", "SharedStateChild", "SecretTestSupport", "favourites-example"],
