@@ -44,6 +44,10 @@ struct InstallTests {
       ], environment: environment, in: home)
     try #require(install.status == 0, "\(install.stderrText)")
     #expect(install.stdoutText.contains("no systemd user manager here"), "\(install.stdoutText)")
+    // It lists every binary it installed, and says how to reach them from a shell.
+    let bin = home.appending(path: ".local/bin").path
+    #expect(install.stdoutText.contains("installed \(bin)/secretd \(bin)/secretctl \(bin)/secretctl-bao\n"))
+    #expect(install.stdoutText.contains("\(bin) is not on your PATH"), "\(install.stdoutText)")
     // The installed secretctl finds secretctl-bao beside it: an OpenBao that is not there is
     // OpenBao's error, not a missing helper's.
     var baoEnvironment = environment
