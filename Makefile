@@ -61,7 +61,7 @@ build: pkg-config-overrides
 
 # The quick loop: build, then the tests that need no container, no memory scan, no OpenBao and no
 # long flood (well under a minute after a build). `make test` runs everything.
-CHECK_TESTS := SharedStateTests|SecretClientTests|SecretCLITests|SecretsTests\.|SecretDaemonTests\.(CryptoTests|StoreTests|ObjectPathTests|CommandLineTests|SecretToolTests|ExpiryTests)
+CHECK_TESTS := SharedStateTests|SecretClientTests|SecretCLITests|SecretsTests\.|SecretDaemonTests\.(CryptoTests|StoreTests|ObjectPathTests|CommandLineTests|SecretToolTests|ExpiryTests)|PackagingTests\.(ManualPageTests|MakefileTests|BenchmarkFigureTests)
 CHECK_SKIPS := aBurstOf1000Writes
 check: build
 	@rm -rf $(TEST_CONFIG) && mkdir -p $(TEST_CONFIG)
