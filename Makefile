@@ -35,6 +35,10 @@ PRODUCTS := secretd secretctl secretctl-bao
 bootstrap:
 	@scripts/bootstrap test
 
+# Only the packages one purpose needs (run, build, deb), before anything that uses them.
+packages-for-%:
+	@scripts/bootstrap $*
+
 pkg-config-overrides:
 	@mkdir -p $(PKG_CONFIG_OVERRIDES)
 	@if file=$$(pkg-config --path gmodule-no-export-2.0 2>/dev/null); then \
@@ -49,8 +53,7 @@ static-cxx:
 
 # secretd in the foreground on your session bus, or on a private bus when there is none. Installs
 # only what building and serving need (the C libraries, a bus daemon), nothing only tests use.
-run: pkg-config-overrides static-cxx
-	@scripts/bootstrap run
+run: packages-for-run pkg-config-overrides static-cxx
 	@$(call release_build,--product secretd)
 	@scripts/run
 
@@ -106,8 +109,7 @@ bench: bootstrap pkg-config-overrides static-cxx
 
 # Binaries in PREFIX/bin, the user unit for this user, and `secretctl setup` (the D-Bus activation
 # file, the unit enabled); scripts/install lists what it installed and says how to reach it.
-install: pkg-config-overrides static-cxx
-	@scripts/bootstrap build
+install: packages-for-build pkg-config-overrides static-cxx
 	@$(foreach product,$(PRODUCTS),$(call release_build,--product $(product)) &&) true
 	@scripts/install --prefix $(PREFIX) $(addprefix .build/release/,$(PRODUCTS))
 
@@ -118,7 +120,6 @@ uninstall:
 
 # Debian packages in .build/deb: swift-secrets (secretd, secretctl, the user unit, man pages,
 # completions) and swift-secrets-openbao (secretctl-bao). scripts/package-deb says what is where.
-deb: pkg-config-overrides static-cxx
-	@scripts/bootstrap deb
+deb: packages-for-deb pkg-config-overrides static-cxx
 	@$(foreach product,$(PRODUCTS),$(call release_build,--product $(product)) &&) true
 	@scripts/package-deb .build/release .build/deb
