@@ -113,10 +113,11 @@ install: packages-for-build pkg-config-overrides static-cxx
 	@$(foreach product,$(PRODUCTS),$(call release_build,--product $(product)) &&) true
 	@scripts/install --prefix $(PREFIX) $(addprefix .build/release/,$(PRODUCTS))
 
+# `secretctl setup --undo` first: it removes the activation file only when it starts this secretd.
 uninstall:
 	@-$(PREFIX)/bin/secretctl setup --undo
-	rm -rf $(addprefix $(PREFIX)/bin/,$(PRODUCTS)) $(HOME)/.config/systemd/user/secretd.service \
-	  $(HOME)/.config/systemd/user/secretd.service.d $(HOME)/.local/share/dbus-1/services/org.freedesktop.secrets.service
+	rm -rf $(addprefix $(PREFIX)/bin/,$(PRODUCTS)) $(PREFIX)/share/swift-secrets \
+	  $(HOME)/.config/systemd/user/secretd.service $(HOME)/.config/systemd/user/secretd.service.d
 
 # Debian packages in .build/deb: swift-secrets (secretd, secretctl, the user unit, man pages,
 # completions) and swift-secrets-openbao (secretctl-bao). scripts/package-deb says what is where.
