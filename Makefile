@@ -21,7 +21,7 @@ RELEASE := -c release --static-swift-stdlib --disable-local-rpath \
 # cannot happen there, and none of our code calls it. The linker prints that warning whenever the
 # object is linked; release builds leave out that one line and show every other.
 KNOWN_LINK_WARNING := libFoundationEssentials\.a(Data+Writing\.swift\.o).*the use of .mktemp. is dangerous
-release_build = $(SWIFT_BUILD) $(RELEASE) $(1) 2>&1 | { grep -v '$(KNOWN_LINK_WARNING)' || true; }
+release_build = $(SWIFT_BUILD) $(RELEASE) $(1) 2>&1 | { grep --line-buffered -v '$(KNOWN_LINK_WARNING)' || true; }
 PREFIX ?= $(HOME)/.local
 BENCHMARKS := SharedStateBenchmark SecretClientBenchmark SecretdBenchmark SecretdFairnessBenchmark SecretsBenchmark \
   SecretctlBenchmark TrustComparison OpenBaoBenchmark
