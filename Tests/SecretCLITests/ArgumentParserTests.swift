@@ -88,7 +88,7 @@ struct ArgumentParserTests {
     #expect(
       commandTable.map(\.name) == [
         "get", "set", "delete", "search", "lock", "unlock", "status", "read", "exec", "run", "inject",
-        "git-credential", "completion",
+        "git-credential", "setup", "completion",
       ])
     for spec in commandTable {
       #expect(spec.helpText.contains("Usage: secretctl \(spec.name)"))
