@@ -22,7 +22,7 @@ let commandTable: [CommandSpec] =
     ItemCommands.get, ItemCommands.set, ItemCommands.delete, SearchCommand.spec,
     CollectionCommands.lock, CollectionCommands.unlock, CollectionCommands.status,
     ReferenceCommands.read, ExecCommand.spec, ReferenceCommands.run, ReferenceCommands.inject, GitCredential.spec,
-  ] + CredentialCommands.all + [StoreCommands.discardRejected, Completion.spec]
+  ] + CredentialCommands.all + [StoreCommands.discardRejected, SetupCommand.spec, Completion.spec]
 
 func command(named name: String) -> CommandSpec? {
   commandTable.first { $0.name == name }
@@ -47,4 +47,5 @@ let programOptions: [OptionSpec] = [
   OptionSpec("help", short: "h", help: "Show this help and exit."),
   OptionSpec("version", help: "Print the version and exit."),
   allowPlainTransfer,
+  OptionSpec("manual", help: "Print this manual page, secretctl(1), in roff (`secretctl --manual | man -l -`)."),
 ]

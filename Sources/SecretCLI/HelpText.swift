@@ -23,10 +23,20 @@ extension CommandSpec {
   }
 }
 
+/// What secretctl is, for `--help` and the manual page.
+let programSummary = "keep secrets in the Secret Service (secretd, gnome-keyring, KeePassXC, …)"
+
+/// What holds for every command, for `--help` and the manual page.
+let programNotes = """
+  Secrets are never taken from the command line: `set` reads stdin or asks on the terminal.
+  Exit status: 0 done, 1 not found, 2 usage error, 3 Secret Service error (unreachable,
+  locked, prompt dismissed). Errors are one line on stderr that says what to do.
+  """
+
 /// What `secretctl --help` prints.
 var programHelpText: String {
   var text = """
-    secretctl: keep secrets in the Secret Service (secretd, gnome-keyring, KeePassXC, …).
+    secretctl: \(programSummary).
 
     Usage: secretctl COMMAND [OPTIONS] [ARGUMENTS]
            secretctl COMMAND --help
@@ -36,13 +46,7 @@ var programHelpText: String {
     """
   text += helpTable(commandTable.map { ($0.name, $0.summary) })
   text += "\nOptions:\n" + helpTable(programOptions.map { ($0.synopsis, $0.help) })
-  text += """
-
-    Secrets are never taken from the command line: `set` reads stdin or asks on the terminal.
-    Exit status: 0 done, 1 not found, 2 usage error, 3 Secret Service error (unreachable,
-    locked, prompt dismissed). Errors are one line on stderr that says what to do.
-
-    """
+  text += "\n" + programNotes + "\n"
   return text
 }
 

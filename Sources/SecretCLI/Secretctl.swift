@@ -45,6 +45,9 @@ private func dispatch(_ arguments: [String], console: Console) throws(CLIError) 
   case "--version":
     console.print("secretctl \(secretctlVersion)\n")
     return .success
+  case "--manual":
+    console.print(programManualPage)
+    return .success
   default:
     if arguments.count == 2, ["--help", "-h"].contains(arguments.last), let help = groupHelpText(first) {
       console.print(help)

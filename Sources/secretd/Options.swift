@@ -80,14 +80,17 @@ struct Options {
         $0.configuration.defaultTTL = seconds
         return nil
       },
-    ] + Limit.allCases.map(limitFlag)
+    ] + Limit.allCases.map { limitFlag($0) }
 
-  /// A flag that sets one of the daemon's limits; sizes take K, M or G.
-  static func limitFlag(_ limit: Limit) -> Flag {
+  /// A flag that sets one of the daemon's limits; sizes take K, M or G. `here` says the memory
+  /// budget's default on this machine (the manual page, made elsewhere, leaves it out).
+  static func limitFlag(_ limit: Limit, here: Bool = true) -> Flag {
     let defaults = Limits()
     let current = defaults[keyPath: limit.keyPath]
     let shown =
-      limit == .memory ? "from RLIMIT_MEMLOCK, here \(size(current))" : limit.isSize ? size(current) : "\(current)"
+      limit == .memory
+      ? "from RLIMIT_MEMLOCK" + (here ? ", here \(size(current))" : "")
+      : limit.isSize ? size(current) : "\(current)"
     return Flag(name: limit.flag, value: limit.isSize ? "BYTES" : "N", help: "\(limit.help) (default \(shown))") {
       guard let number = limit.isSize ? parseSize($1) : Int($1), number > 0 else {
         return "\(limit.flag) needs a positive \(limit.isSize ? "size, such as 4096 or 64M" : "number")"
@@ -99,19 +102,19 @@ struct Options {
 
   static let help = OptionSpec("help", short: "h", help: "show this help")
   static let versionOption = OptionSpec("version", help: "show the version")
-  static let syntax = CommandLineSyntax(options: flags.map(\.spec) + [help, versionOption])
+  static let manualOption = OptionSpec("manual", help: "print this manual page, secretd(8), in roff")
+  static let syntax = CommandLineSyntax(options: flags.map(\.spec) + [help, versionOption, manualOption])
 
-  static var usage: String {
-    """
-    Usage: secretd [OPTION...]
-
+  /// What secretd is and does, for --help and the manual page.
+  static let description = """
     A freedesktop Secret Service provider that keeps secrets in memory only. Serves only the
     user it runs as. Runs in the foreground; logs lifecycle events to stderr; exits 0 on
     SIGTERM or SIGINT, 1 when it loses its name or the bus.
+    """
 
-    Options:
-
-    """ + helpTable(syntax.options.map { ($0.synopsis, $0.help) }, columns: 100, firstColumnLimit: 30)
+  static var usage: String {
+    "Usage: secretd [OPTION...]\n\n\(description)\n\nOptions:\n\n"
+      + helpTable(syntax.options.map { ($0.synopsis, $0.help) }, columns: 100, firstColumnLimit: 30)
   }
 
   static func parse(_ arguments: [String]) -> Outcome {
@@ -123,6 +126,7 @@ struct Options {
     }
     if parsed.wantsHelp { return .exit(status: .success, message: usage) }
     if parsed.flag(versionOption.long) { return .exit(status: .success, message: version) }
+    if parsed.flag(manualOption.long) { return .exit(status: .success, message: manualPage) }
     var options = Options()
     for flag in flags {
       let long = flag.spec.long

@@ -89,7 +89,7 @@ struct ArgumentParserTests {
       commandTable.map(\.name) == [
         "get", "set", "delete", "search", "lock", "unlock", "status", "read", "exec", "run", "inject",
         "git-credential", "credential set", "credential get", "credential list", "credential delete",
-        "credential drop-in", "store discard-rejected", "completion",
+        "credential drop-in", "store discard-rejected", "setup", "completion",
       ])
     for spec in commandTable {
       #expect(spec.helpText.contains("Usage: secretctl \(spec.name)"))

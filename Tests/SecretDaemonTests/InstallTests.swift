@@ -2,6 +2,7 @@
 // that has no systemd.
 import Foundation
 import SecretTestSupport
+import TestGates
 import Testing
 
 @Suite("installed")
@@ -13,14 +14,11 @@ struct InstallTests {
     "under a real systemd user manager the unit starts on a client's first call, runs sandboxed, stops and starts, and falls back where user namespaces are forbidden",
     .needsRoot("booting a container with systemd needs root"))
   func underARealUserManager() async throws {
-    let script = Self.packageRoot.appending(path: "scripts/check-unit-in-container").path
-    let run = try await onOwnThread {
-      try runProcess(
-        script, [try builtExecutable("secretd").path, try builtExecutable("secretctl").path],
-        environment: environmentWithoutBus, in: URL(filePath: "/tmp"))
-    }
-    let transcript = run.stdoutText + run.stderrText
-    #expect(run.status == 0, "\(transcript)")
+    let script = Self.packageRoot.appending(path: "scripts/check-unit-in-container")
+    let check = try await ContainerCheck.run(
+      script, [try builtExecutable("secretd").path, try builtExecutable("secretctl").path])
+    guard let (status, transcript) = try check.transcript() else { return }
+    #expect(status == 0, "\(transcript)")
     #expect(!transcript.contains("FAIL"), "\(transcript)")
     // The checks ran, not just the script: every one of them reported.
     #expect(transcript.contains(" passed, 0 failed"), "\(transcript)")
@@ -46,6 +44,10 @@ struct InstallTests {
       ], environment: environment, in: home)
     try #require(install.status == 0, "\(install.stderrText)")
     #expect(install.stdoutText.contains("no systemd user manager here"), "\(install.stdoutText)")
+    // It lists every binary it installed, and says how to reach them from a shell.
+    let bin = home.appending(path: ".local/bin").path
+    #expect(install.stdoutText.contains("installed \(bin)/secretd \(bin)/secretctl \(bin)/secretctl-bao\n"))
+    #expect(install.stdoutText.contains("\(bin) is not on your PATH"), "\(install.stdoutText)")
     // The installed secretctl finds secretctl-bao beside it: an OpenBao that is not there is
     // OpenBao's error, not a missing helper's.
     var baoEnvironment = environment

@@ -92,7 +92,7 @@ struct SessionEvictionTests {
           session: session, attributes: ["bulk": "yes", "n": "\(index)"], secret: Array("value-\(index)".utf8))
       }
       let unpacked = try instance.run(
-        "tar", ["-xzf", SecretStorageSuiteTests.sdist.path, "-C", instance.bus.directory.path])
+        "tar", ["-xzf", SecretStorageSuiteTests.sdist(.newest).path, "-C", instance.bus.directory.path])
       try #require(unpacked.status == 0, "\(unpacked.stderrText)")
       let script = """
         import sys, secretstorage
@@ -107,7 +107,7 @@ struct SessionEvictionTests {
         """
       var withSource = instance.environment
       withSource["PYTHONPATH"] =
-        instance.bus.directory.appending(path: "secretstorage-\(SecretStorageSuiteTests.version)").path
+        instance.bus.directory.appending(path: SecretStorageRelease.newest.sdist).path
       let environment = withSource
       let run = try await onOwnThread {
         try runProcess(

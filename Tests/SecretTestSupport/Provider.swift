@@ -21,15 +21,21 @@ public final class ProviderInstance: Sendable {
   public let busName: String
   /// More command-line arguments for secretd (ignored for other providers).
   public let arguments: [String]
+  /// More environment for the provider's process (not its clients'), such as an allocation counter.
+  public let providerEnvironment: [String: String]
   private let process = Mutex<ChildProcess?>(nil)
 
   public var busAddress: String { bus.address }
 
-  init(provider: Provider, bus: PrivateBus, busName: String, arguments: [String] = []) throws {
+  init(
+    provider: Provider, bus: PrivateBus, busName: String, arguments: [String] = [],
+    providerEnvironment: [String: String] = [:]
+  ) throws {
     self.provider = provider
     self.bus = bus
     self.busName = busName
     self.arguments = arguments
+    self.providerEnvironment = providerEnvironment
     for folder in ["home", "run", "data", "config", "cache"] {
       try FileManager.default.createDirectory(
         at: bus.directory.appending(path: folder), withIntermediateDirectories: true)
@@ -80,7 +86,8 @@ public final class ProviderInstance: Sendable {
     defer { close(logFile) }
     let (executable, arguments) = try command()
     let started = try ChildProcess(
-      executable, arguments, environment: environment, stdin: input.read, stdout: logFile, stderr: logFile)
+      executable, arguments, environment: environment.merging(providerEnvironment) { $1 }, stdin: input.read,
+      stdout: logFile, stderr: logFile)
     close(input.read)
     // gnome-keyring reads the login keyring's password until the end of its input.
     if provider == .gnomeKeyring { _ = write(input.write, "test-password", 13) }
@@ -144,14 +151,16 @@ public final class ProviderInstance: Sendable {
 /// - Parameters:
 ///   - everyUser: a bus that processes of every user may join (a test runs clients as others).
 ///   - arguments: more command-line arguments for secretd.
+///   - providerEnvironment: more environment for the provider's process.
 public func withProvider<T>(
   _ provider: Provider, busName: String = "org.freedesktop.secrets", everyUser: Bool = false, arguments: [String] = [],
-  _ body: (ProviderInstance) async throws -> T
+  providerEnvironment: [String: String] = [:], _ body: (ProviderInstance) async throws -> T
 ) async throws -> T {
   // Started on the calling thread: that bounds how many providers run at once by the width of
   // Swift's pool, and each holds inotify instances, of which a user may have only 128.
   let instance = try ProviderInstance(
-    provider: provider, bus: try PrivateBus(everyUser: everyUser), busName: busName, arguments: arguments)
+    provider: provider, bus: try PrivateBus(everyUser: everyUser), busName: busName, arguments: arguments,
+    providerEnvironment: providerEnvironment)
   defer { instance.stop() }
   return try await body(instance)
 }

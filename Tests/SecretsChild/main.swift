@@ -4,7 +4,11 @@
 //   secrets-child exit      SERVICE ACCOUNT VALUE   returns from main: a normal exit
 //   secrets-child in-memory SERVICE ACCOUNT VALUE   (in a test environment: in-memory storage)
 //                                                   also saves, reads back, says "done", exits
+//   secrets-child allocations SERVICE ACCOUNT VALUE saves VALUE again and again, counted
+//                                                   (AllocationCounter preloaded), and says
+//                                                   "allocations N N …", one N per save()
 import Glibc
+import SecretTestSupport
 import Secrets
 
 /// Writes a line at once: stdout is a file or a pipe here, so print would buffer.
@@ -24,7 +28,7 @@ nonisolated(unsafe) var held: Shared<String?>?
 
 let arguments = CommandLine.arguments
 guard arguments.count == 5 else {
-  say("usage: secrets-child wait|exit|in-memory SERVICE ACCOUNT VALUE")
+  say("usage: secrets-child wait|exit|in-memory|allocations SERVICE ACCOUNT VALUE")
   exit(2)
 }
 let (mode, service, account, value) = (arguments[1], arguments[2], arguments[3], arguments[4])
@@ -34,6 +38,18 @@ case "wait":
   while true { pause() }
 case "exit":
   held = mutate(service, account, value)
+case "allocations":
+  // Without the change watch: a signal the provider sends about the key's own write would be
+  // handled on another thread while a round is counted, or after it, as timing decides.
+  var storage = SecretStorage.secretService(SecretClient())
+  storage.watch = { _, _ in SharedSubscription {} }
+  var unwatched = SharedEnvironment.current
+  unwatched.secretStorage = storage
+  let shared = unwatched.withValue {
+    Shared<String?>(wrappedValue: value, .secret(service: service, account: account))
+  }
+  let rounds = try await AllocationCounter.allocationRounds(rounds: 20) { try await shared.save() }
+  say(rounds.map { "allocations " + $0.map { "\($0.allocations)" }.joined(separator: " ") } ?? "not counting")
 case "in-memory":
   try await SharedEnvironment.test().withValue {
     let shared = mutate(service, account, value)

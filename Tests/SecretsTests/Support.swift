@@ -87,3 +87,73 @@ final class CallCounter: Sendable {
       .count
   }
 }
+
+/// The session paths a provider hands out, in order, read off the bus with `dbus-monitor`: each
+/// `OpenSession` call matched to its reply.
+final class OpenedSessions: Sendable {
+  private let monitor: ChildProcess
+  private let log: URL
+  private let instance: ProviderInstance
+
+  init(_ instance: ProviderInstance) async throws {
+    self.instance = instance
+    log = instance.bus.directory.appending(path: "sessions-\(UUID().uuidString)")
+    let file = open(log.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    defer { [file, null].forEach { close($0) } }
+    monitor = try ChildProcess(
+      try resolveExecutable("dbus-monitor"),
+      ["--address", instance.busAddress, "type='method_call',member='OpenSession'", "type='method_return'"],
+      environment: instance.environment, stdin: null, stdout: file, stderr: null)
+    // The monitor has started watching once it logs the reply to a call made now.
+    try await eventually("dbus-monitor to log a reply", seconds: 20) { [self] in
+      _ = try instance.run(
+        "gdbus",
+        [
+          "call", "--session", "--dest", instance.busName, "--object-path", "/", "--method",
+          "org.freedesktop.DBus.Peer.Ping",
+        ])
+      return (try? String(contentsOf: log, encoding: .utf8))?.contains("method return") == true
+    }
+  }
+
+  deinit {
+    monitor.signal(SIGKILL)
+    monitor.wait()
+  }
+
+  /// The paths of every session opened so far, in the order the provider answered.
+  func paths(expecting count: Int) async throws -> [String] {
+    try await eventually("\(count) OpenSession replies", seconds: 20) { [self] in openedPaths().count >= count }
+    return openedPaths()
+  }
+
+  private func openedPaths() -> [String] {
+    let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+    var calls: Set<String> = []
+    var paths: [String] = []
+    var awaiting = false
+    for line in text.split(separator: "\n") {
+      if line.hasPrefix("method call "), line.hasSuffix("member=OpenSession"),
+        let sender = field(line, "sender"), let serial = field(line, "serial")
+      {
+        calls.insert("\(sender) \(serial)")
+      } else if line.hasPrefix("method return "), let destination = field(line, "destination"),
+        let serial = field(line, "reply_serial")
+      {
+        awaiting = calls.contains("\(destination) \(serial)")
+      } else if awaiting, let start = line.range(of: "object path \"") {
+        paths.append(String(line[start.upperBound...].dropLast()))
+        awaiting = false
+      } else if !line.hasPrefix(" ") {
+        awaiting = false
+      }
+    }
+    return paths
+  }
+
+  /// `sender=:1.5` → `:1.5`.
+  private func field(_ line: Substring, _ name: String) -> String? {
+    line.split(separator: " ").first { $0.hasPrefix("\(name)=") }.map { String($0.dropFirst(name.count + 1)) }
+  }
+}

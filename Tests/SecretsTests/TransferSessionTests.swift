@@ -43,14 +43,21 @@ struct TransferSessionTests {
   func afterTheProviderRestartsAReadIsNeverDecryptedWithAnotherSessionsKey(provider: Provider) async throws {
     try await withProvider(provider) { instance in
       let client = instance.client()
+      let sessions = try await OpenedSessions(instance)
       // Session 1 is another client's, session 2 the client's own, for reading.
       try await instance.client().write(SecretValue("before"), service: "restart", account: "a")
       #expect(try await client.read(service: "restart", account: "a")?.text == "before")
+      let before = try await sessions.paths(expecting: 2)
       instance.stopProvider()
       try instance.startProvider()
       // Again session 1 another client's; session 2 now the client's own, opened for its write.
       try await instance.client().write(SecretValue("other"), service: "restart", account: "b")
       try await client.write(SecretValue("after"), service: "restart", account: "a")
+      // The collision this test is about: the client's reading session before the restart and
+      // libsecret's session for its write after it have the same path (and different keys).
+      let opened = try await sessions.paths(expecting: 4)
+      #expect(before.count == 2 && opened.count == 4, "\(opened)")
+      #expect(opened[3] == before[1], "no collision to test: \(opened)")
       #expect(try await client.read(service: "restart", account: "a")?.text == "after")
       #expect(try await client.read(service: "restart", account: "a")?.text == "after")
     }

@@ -1,0 +1,189 @@
+// setup: secretd becomes this user's Secret Service provider; --undo gives the name back.
+//
+// A package cannot install secretd's D-Bus activation file where the session bus looks for it
+// system-wide: gnome-keyring's file of the same name is there, and which one wins is undefined.
+// The user's own services folder comes before the system's, so the choice is made per user, here.
+import CommandLineSyntax
+import SystemCalls
+
+enum SetupCommand {
+  static let busName = "org.freedesktop.secrets"
+  /// The units `setup` enables when they are installed: secretd itself, and the socket on which
+  /// it answers systemd units' credentials (started now: it starts secretd only when used).
+  static let units = ["secretd.service"]
+  static let sockets = ["secretd-credentials.socket"]
+  static let fallbackDropIn = "no-user-namespace.conf"
+
+  static let undo = OptionSpec(
+    "undo",
+    help:
+      "Give the name back to the system's provider: remove the activation file and the drop-in, disable the units (a running secretd keeps its secrets until stopped)."
+  )
+
+  static let spec = CommandSpec(
+    "setup", summary: "Make secretd this user's Secret Service provider (--undo reverts it).",
+    discussion: """
+      Writes the D-Bus activation file $XDG_DATA_HOME/dbus-1/services/org.freedesktop.secrets.service
+      (~/.local/share/...), which this user's session bus reads before the system's, such as
+      gnome-keyring's: the first client then starts secretd (the one installed beside secretctl),
+      through secretd.service where a systemd user manager runs. There it also enables the unit,
+      so secretd starts at every login, and adds no-user-namespace.conf beside the unit when the
+      user manager cannot build its sandbox. Other users are not affected.
+      Exit status: 0 done, 1 secretd or its unit is not installed, 3 systemctl failed.
+      """,
+    options: [undo]
+  ) { arguments, console throws(CLIError) in
+    let setup = try Setup()
+    if arguments.flag(undo.long) { try setup.remove(console) } else { try setup.install(console) }
+    return .success
+  }
+}
+
+/// Where setup writes, and what it runs.
+private struct Setup {
+  let secretd: String
+  let activationFile: String
+  let dropIn: String
+  /// The drop-in's text as installed beside the programs (`PREFIX/share/swift-secrets`).
+  let dropInSource: String
+
+  init() throws(CLIError) {
+    guard let me = currentExecutablePath() else { throw .service("cannot tell where secretctl is installed") }
+    let folder = Files.split(me).directory
+    secretd = folder + "/secretd"
+    guard Files.isRegularFile(secretd) else {
+      throw .notFound("secretd is not installed beside secretctl (\(folder)); install the package or `make install`")
+    }
+    let home = Environment.value(of: "HOME") ?? ""
+    let data = Environment.value(of: "XDG_DATA_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/share"
+    let config = Environment.value(of: "XDG_CONFIG_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+    activationFile = data + "/dbus-1/services/\(SetupCommand.busName).service"
+    dropIn = config + "/systemd/user/secretd.service.d/" + SetupCommand.fallbackDropIn
+    dropInSource = Files.split(folder).directory + "/share/swift-secrets/" + SetupCommand.fallbackDropIn
+  }
+
+  var activation: String {
+    """
+    # Written by `secretctl setup`: secretd is this user's Secret Service (`secretctl setup --undo`
+    # removes this file). A bus started by systemd starts the unit; any other bus runs Exec=.
+    [D-BUS Service]
+    Name=\(SetupCommand.busName)
+    Exec=\(secretd)
+    SystemdService=secretd.service
+
+    """
+  }
+
+  func install(_ console: Console) throws(CLIError) {
+    try write(activationFile, activation)
+    console.print("wrote \(activationFile): the first client on this user's session bus starts \(secretd)\n")
+    guard userManagerRuns else {
+      console.print(
+        "no systemd user manager here: a client's first call starts secretd through the D-Bus activation file\n")
+      return reportOwner(console)
+    }
+    try systemctl(["daemon-reload"])
+    guard run("systemctl", ["--user", "cat", "secretd.service"]).status == .success else {
+      throw .notFound("the user unit secretd.service is not installed; install the package or `make install`")
+    }
+    try Files.remove(dropIn, or: "cannot remove the earlier drop-in")
+    let sandbox = ["-p", "PrivateUsers=yes", "-p", "CapabilityBoundingSet="]
+    if run("systemd-run", ["--user", "--wait", "--quiet", "--collect"] + sandbox + ["true"]).status != .success {
+      guard let text = try? Files.read(dropInSource) else {
+        throw .notFound("the user manager cannot build secretd's sandbox and \(dropInSource) is missing; reinstall")
+      }
+      try write(dropIn, String(decoding: text, as: UTF8.self))
+      console.print("this machine forbids user namespaces to the user manager: added \(dropIn) (see secretd(8))\n")
+    }
+    try systemctl(["daemon-reload"])
+    // A unit that failed before this (its sandbox refused, say) would otherwise stay refused
+    // by its start limit; whether it had failed does not matter.
+    _ = run("systemctl", ["--user", "reset-failed"] + SetupCommand.units)
+    try systemctl(["enable"] + SetupCommand.units)
+    let sockets = SetupCommand.sockets.filter { run("systemctl", ["--user", "cat", $0]).status == .success }
+    if !sockets.isEmpty { try systemctl(["enable", "--now"] + sockets) }
+    console.print("enabled \((SetupCommand.units + sockets).joined(separator: ", ")): secretd starts at every login\n")
+    reportOwner(console)
+  }
+
+  func remove(_ console: Console) throws(CLIError) {
+    if let text = try? Files.read(activationFile) {
+      guard String(decoding: text, as: UTF8.self).contains("Exec=\(secretd)\n") else {
+        throw .usage("\(activationFile) does not start this secretd (\(secretd)); left alone")
+      }
+      try Files.remove(activationFile, or: "cannot remove the activation file")
+      console.print("removed \(activationFile)\n")
+    }
+    try Files.remove(dropIn, or: "cannot remove the drop-in")
+    guard userManagerRuns else { return }
+    try systemctl(["disable"] + SetupCommand.units)
+    let sockets = SetupCommand.sockets.filter { run("systemctl", ["--user", "cat", $0]).status == .success }
+    if !sockets.isEmpty { try systemctl(["disable", "--now"] + sockets) }
+    try systemctl(["daemon-reload"])
+    console.print("disabled \((SetupCommand.units + sockets).joined(separator: ", "))\n")
+    if run("systemctl", ["--user", "is-active", "--quiet", "secretd.service"]).status == .success {
+      console.print(
+        "secretd still runs and keeps its secrets; `systemctl --user stop secretd` ends it (its secrets go with it)\n")
+    }
+  }
+
+  /// Says who serves the Secret Service now, when the bus can tell (busctl, asking without
+  /// starting anything).
+  private func reportOwner(_ console: Console) {
+    let status = run("busctl", ["--user", "status", "--no-pager", SetupCommand.busName])
+    guard status.status == .success else { return }
+    let fields = status.output.split(separator: "\n").compactMap { line -> (Substring, Substring)? in
+      guard let equals = line.firstIndex(of: "=") else { return nil }
+      return (line[..<equals], line[line.index(after: equals)...])
+    }
+    let command = fields.first { $0.0 == "Comm" }?.1 ?? "an unknown program"
+    let pid = fields.first { $0.0 == "PID" }?.1 ?? "?"
+    if command == "secretd" {
+      console.print("secretd (pid \(pid)) serves \(SetupCommand.busName) now\n")
+      return
+    }
+    console.print(
+      "\(command) (pid \(pid)) owns \(SetupCommand.busName) now: clients keep using it until it stops; "
+        + "then the first client starts secretd\n")
+  }
+
+  private var userManagerRuns: Bool { run("systemctl", ["--user", "show-environment"]).status == .success }
+
+  private func systemctl(_ arguments: [String]) throws(CLIError) {
+    let result = run("systemctl", ["--user"] + arguments)
+    guard result.status == .success else {
+      let output = CLIError.oneLine(result.output)
+      throw .service("systemctl --user \(arguments.joined(separator: " ")) failed: \(output)")
+    }
+  }
+
+  private func write(_ path: String, _ text: String) throws(CLIError) {
+    do { try Files.replace(path, with: Array(text.utf8), permissions: FilePermissions(rawValue: 0o644)) } catch {
+      throw .service("cannot write \(path): \(error)")
+    }
+  }
+
+  /// Runs a program to its end; its output and errors together. A program that cannot be
+  /// started counts as failed (status 127, as a shell says).
+  private func run(_ program: String, _ arguments: [String]) -> (status: ExitStatus, output: String) {
+    guard let pipe = try? FileDescriptor.pipe() else { return (ExitStatus(rawValue: 127), "") }
+    defer { pipe.read.close() }
+    let child: ProcessID
+    do {
+      child = try spawn(program, arguments: [program] + arguments, output: pipe.write, error: pipe.write)
+    } catch {
+      pipe.write.close()
+      return (ExitStatus(rawValue: 127), "\(program) cannot be run: \(error)")
+    }
+    pipe.write.close()
+    let output = (try? pipe.read.readAll()) ?? []
+    let status = (try? child.waitForExit()) ?? ExitStatus(rawValue: 127)
+    return (status, String(decoding: output, as: UTF8.self))
+  }
+}
+
+extension Files {
+  fileprivate static func remove(_ path: String, or message: String) throws(CLIError) {
+    do { try remove(path) } catch { throw .service("\(message) \(path): \(error)") }
+  }
+}

@@ -1,0 +1,105 @@
+// The Debian packages `make deb` builds (.build/deb), read with Debian's own tools, and installed
+// on a fresh Debian 12 machine with a real systemd (scripts/check-deb-in-container).
+import Foundation
+import SecretTestSupport
+import TestGates
+import Testing
+
+@Suite("Debian packages (make deb)")
+struct DebianPackageTests {
+  static let folder = packageRoot.appending(path: ".build/deb")
+
+  /// The newest `.deb` of `package` in .build/deb.
+  static func deb(_ package: String) throws -> URL {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+    let name = try #require(
+      names.filter { $0.hasPrefix("\(package)_") && $0.hasSuffix(".deb") }.sorted().last,
+      "no \(package) package in \(folder.path): `make test` builds it first (`make deb`)")
+    return folder.appending(path: name)
+  }
+
+  static func field(_ name: String, of deb: URL) throws -> String {
+    let output = try runProcess(
+      "dpkg-deb", ["--field", deb.path, name], environment: environmentWithoutBus, in: folder)
+    try #require(output.status == 0, "\(output.stderrText)")
+    return output.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  /// `libc6 (>= 2.36), libsecret-1-0 (>= 0.7)` → ["libc6", "libsecret-1-0"].
+  static func packageNames(_ depends: String) -> [String] {
+    depends.split(separator: ",").map { $0.split(separator: " ").first.map(String.init) ?? "" }
+  }
+
+  @Test("swift-secrets depends only on Debian's libsecret, GLib and libgcrypt (and the C library)")
+  func theMainPackageDependsOnlyOnLibsecretGLibAndLibgcrypt() throws {
+    let depends = Self.packageNames(try Self.field("Depends", of: try Self.deb("swift-secrets")))
+    #expect(Set(depends) == ["libc6", "libsecret-1-0", "libglib2.0-0", "libgcrypt20"], "\(depends)")
+  }
+
+  @Test("swift-secrets-openbao adds only libcurl (FoundationNetworking's) to swift-secrets of the same version")
+  func theOpenBaoPackageAddsOnlyLibcurl() throws {
+    let deb = try Self.deb("swift-secrets-openbao")
+    let depends = try Self.field("Depends", of: deb)
+    let version = try Self.field("Version", of: deb)
+    #expect(depends.hasPrefix("swift-secrets (= \(version)), "), "\(depends)")
+    #expect(
+      Set(Self.packageNames(depends))
+        == ["swift-secrets", "libc6", "libsecret-1-0", "libglib2.0-0", "libgcrypt20", "libcurl4"], "\(depends)")
+  }
+
+  @Test("lintian finds nothing to warn about in either package")
+  func lintianIsQuiet() throws {
+    let debs = [try Self.deb("swift-secrets").path, try Self.deb("swift-secrets-openbao").path]
+    let lintian = try runProcess(
+      "lintian", ["--display-info"] + debs, environment: environmentWithoutBus, in: Self.folder)
+    let lines = lintian.stdoutText.split(separator: "\n")
+    #expect(lintian.status == 0, "\(lintian.stdoutText)\(lintian.stderrText)")
+    #expect(lines.filter { $0.hasPrefix("E:") || $0.hasPrefix("W:") }.isEmpty, "\(lintian.stdoutText)")
+    // Positive control: lintian read both packages (it has remarks at the info level).
+    #expect(lines.contains { $0.hasPrefix("I: swift-secrets: ") }, "\(lintian.stdoutText)")
+    #expect(lines.contains { $0.hasPrefix("I: swift-secrets-openbao: ") }, "\(lintian.stdoutText)")
+  }
+
+  @Test("the packaged binaries are stripped and carry the Swift runtime inside (no libswift to load)")
+  func binariesAreStrippedAndStatic() throws {
+    let unpacked = FileManager.default.temporaryDirectory.appending(path: "deb-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: unpacked) }
+    for (package, binaries) in [
+      ("swift-secrets", ["secretd", "secretctl"]), ("swift-secrets-openbao", ["secretctl-bao"]),
+    ] {
+      let extracted = try runProcess(
+        "dpkg-deb", ["-x", try Self.deb(package).path, unpacked.path], environment: environmentWithoutBus,
+        in: Self.folder)
+      try #require(extracted.status == 0, "\(extracted.stderrText)")
+      for binary in binaries {
+        let path = unpacked.appending(path: "usr/bin/\(binary)").path
+        let sections = try runProcess("readelf", ["-S", "-W", path], environment: environmentWithoutBus, in: unpacked)
+        #expect(sections.status == 0)
+        #expect(sections.stdoutText.contains(".text"), "readelf read \(binary)")
+        #expect(
+          !sections.stdoutText.contains(".symtab") && !sections.stdoutText.contains(".debug_"),
+          "\(binary) is not stripped")
+        let dynamic = try runProcess("readelf", ["-d", "-W", path], environment: environmentWithoutBus, in: unpacked)
+        #expect(dynamic.stdoutText.contains("(NEEDED)"), "readelf read \(binary)'s dynamic section")
+        #expect(!dynamic.stdoutText.contains("libswift"), "\(binary) loads Swift's runtime:\n\(dynamic.stdoutText)")
+        #expect(
+          !dynamic.stdoutText.contains("RUNPATH") && !dynamic.stdoutText.contains("RPATH"),
+          "\(binary) has a search path")
+      }
+    }
+  }
+
+  @Test(
+    "on a fresh Debian 12 machine the packages install, man pages and completions work, and the README's first steps reach secretd after secretctl setup",
+    .needsRoot("installing a package in a booted container needs root"))
+  func onAFreshDebianMachine() async throws {
+    let check = try await ContainerCheck.run(
+      packageRoot.appending(path: "scripts/check-deb-in-container"),
+      [try Self.deb("swift-secrets").path, try Self.deb("swift-secrets-openbao").path])
+    guard let (status, transcript) = try check.transcript() else { return }
+    #expect(status == 0, "\(transcript)")
+    #expect(!transcript.contains("FAIL"), "\(transcript)")
+    #expect(transcript.contains(" passed, 0 failed"), "\(transcript)")
+    #expect(transcript.contains("ok   secretctl get reads it back"), "\(transcript)")
+  }
+}
