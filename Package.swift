@@ -33,7 +33,8 @@ let package = Package(
     // The operating system's calls, typed (errno, descriptors, files, signals, time, processes, memory, locks,
     // terminals), for every module.
     .target(name: "SystemCalls", dependencies: ["CSystemCalls"], swiftSettings: swiftSettings),
-    .target(name: "Secrets", dependencies: ["SharedState", "SecretClient"], swiftSettings: swiftSettings),
+    .target(
+      name: "Secrets", dependencies: ["SharedState", "SecretClient", "SystemCalls"], swiftSettings: swiftSettings),
     // The same keys over OpenBao's KV v2 (HTTP, FoundationNetworking), for fleets; its own module so
     // that nothing else loads libcurl.
     .target(
