@@ -73,6 +73,7 @@ let package = Package(
       name: "SecretsTests",
       dependencies: [
         "Secrets", "SecretsOpenBao", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example",
+        "credential-service",
       ],
       swiftSettings: swiftSettings),
     .testTarget(
@@ -109,6 +110,10 @@ let package = Package(
       name: "login-example", dependencies: ["Secrets"], path: "Examples/LoginExample", swiftSettings: swiftSettings),
     .executableTarget(
       name: "account-picker", dependencies: ["Secrets"], path: "Examples/AccountPicker", swiftSettings: swiftSettings),
+    // A service that reads its secret as a systemd credential; its user unit lies beside it.
+    .executableTarget(
+      name: "credential-service", dependencies: ["Secrets"], path: "Examples/CredentialService",
+      exclude: ["credential-service.service"], swiftSettings: swiftSettings),
 
     // Benchmarks (`make bench`).
     .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport", swiftSettings: swiftSettings),
