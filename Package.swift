@@ -33,7 +33,8 @@ let package = Package(
     // The operating system's calls, typed (errno, descriptors, files, signals, time, processes, memory, locks,
     // terminals), for every module.
     .target(name: "SystemCalls", dependencies: ["CSystemCalls"], swiftSettings: swiftSettings),
-    .target(name: "Secrets", dependencies: ["SharedState", "SecretClient"], swiftSettings: swiftSettings),
+    .target(
+      name: "Secrets", dependencies: ["SharedState", "SecretClient", "SystemCalls"], swiftSettings: swiftSettings),
     // The same keys over OpenBao's KV v2 (HTTP, FoundationNetworking), for fleets; its own module so
     // that nothing else loads libcurl.
     .target(
@@ -76,6 +77,7 @@ let package = Package(
       name: "SecretsTests",
       dependencies: [
         "Secrets", "SecretsOpenBao", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example",
+        "credential-service",
       ],
       swiftSettings: swiftSettings),
     .testTarget(
@@ -117,6 +119,10 @@ let package = Package(
       name: "login-example", dependencies: ["Secrets"], path: "Examples/LoginExample", swiftSettings: swiftSettings),
     .executableTarget(
       name: "account-picker", dependencies: ["Secrets"], path: "Examples/AccountPicker", swiftSettings: swiftSettings),
+    // A service that reads its secret as a systemd credential; its user unit lies beside it.
+    .executableTarget(
+      name: "credential-service", dependencies: ["Secrets"], path: "Examples/CredentialService",
+      exclude: ["credential-service.service"], swiftSettings: swiftSettings),
 
     // Benchmarks (`make bench`).
     .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport", swiftSettings: swiftSettings),

@@ -56,7 +56,7 @@ enum SecretJSON {
 
   /// Why the bytes did not decode, naming only the declared type's fields: JSONDecoder's own
   /// text quotes the bytes it choked on, and those are the secret.
-  private static func reason(_ error: any Error) -> String {
+  static func reason(_ error: any Error) -> String {
     guard let error = error as? DecodingError else { return "not JSON of the expected type" }
     func at(_ context: DecodingError.Context) -> String {
       context.codingPath.isEmpty ? "" : " at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
