@@ -81,4 +81,19 @@ static inline ssize_t secretd_send_with_fds(int socket, const char *address, con
   return sendmsg(socket, &message, MSG_NOSIGNAL);
 }
 
+/// accept4(2) with SOCK_CLOEXEC.
+static inline int secretd_accept_cloexec(int socket) {
+  return (int)syscall(SYS_accept4, socket, NULL, NULL, SOCK_CLOEXEC);
+}
+
+/// getsockopt(2) SO_PEERCRED: the peer's process and user when it connected. 0 or -1 and errno.
+static inline int secretd_peer_credentials(int socket, int *pid, unsigned int *uid) {
+  struct { int pid; unsigned int uid; unsigned int gid; } credentials;
+  socklen_t length = sizeof credentials;
+  if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+  *pid = credentials.pid;
+  *uid = credentials.uid;
+  return 0;
+}
+
 #endif

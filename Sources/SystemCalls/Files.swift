@@ -110,6 +110,21 @@ package enum Files {
     }
   }
 
+  /// Makes `directory` (its parent must exist) readable by its owner only, or makes an existing
+  /// one so; fails when it is not a folder of this process's user. Wraps mkdir(2), lstat(2) and
+  /// chmod(2).
+  package static func makePrivateDirectory(_ directory: String) throws(FileCallError) {
+    if mkdir(directory, 0o700) != 0, Errno.current != .exists {
+      throw FileCallError(call: "mkdir", path: directory, errno: .current)
+    }
+    var info = stat()
+    guard lstat(directory, &info) == 0 else { throw FileCallError(call: "lstat", path: directory, errno: .current) }
+    guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid() else {
+      throw FileCallError(call: "lstat", path: directory, errno: .notDirectory)
+    }
+    guard chmod(directory, 0o700) == 0 else { throw FileCallError(call: "chmod", path: directory, errno: .current) }
+  }
+
   /// Syncs a folder; the error, if the sync failed where it can work. Wraps fsync(2).
   private static func syncDirectory(_ directory: String) -> Errno? {
     let folder: FileDescriptor

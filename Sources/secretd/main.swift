@@ -30,10 +30,10 @@ func runDaemon(_ options: Options) -> ExitStatus {
   }
   // The store first: the arena the service manager kept, or a new one, handed to it before any
   // client can write.
+  let inherited = ServiceManager.takeInheritedDescriptors()
   let keeper: StoreKeeper
   do {
-    keeper = try StoreKeeper(
-      configuration: options.configuration, inherited: ServiceManager.takeInheritedDescriptors())
+    keeper = try StoreKeeper(configuration: options.configuration, inherited: inherited)
   } catch {
     Log.error(error.description)
     return .failure
@@ -51,6 +51,16 @@ func runDaemon(_ options: Options) -> ExitStatus {
   // Before the name is taken, so that whoever sees the name can read this line.
   Log.info(memoryLine(options))
   daemon.start()
+  switch CredentialServer.open(
+    for: daemon, inherited: inherited, runtimeDirectory: Environment.value(of: "XDG_RUNTIME_DIR"))
+  {
+  case .success(let credentials):
+    credentials.start()
+    Log.info(
+      "serving systemd credentials at \(credentials.path) (LoadCredential=ID:%t/\(CredentialServer.relativePath))")
+  case .failure(let reason):
+    Log.info(reason.description)
+  }
   connection.onClosed { busWentAway, reason in
     ending = busWentAway ? .busClosed(reason) : .failure("lost the bus connection (\(reason))")
     loop.quit()
