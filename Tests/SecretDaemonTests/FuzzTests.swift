@@ -37,6 +37,19 @@ struct FuzzTests {
     ("/org/freedesktop/secrets/collection", Interfaces.peer, "Ping"),
   ]
 
+  @Test("every argument and property type secretd declares is one the fuzzer builds")
+  func declaredTypesAreBuilt() {
+    let types = Interfaces.all.values.flatMap {
+      $0.methods.flatMap { $0.inputs.map(\.type) } + $0.properties.map(\.type)
+    }
+    for type in types {
+      #expect(BusType.parse(type)?.map(\.signature).joined() == type, "\(type)")
+    }
+    for unbuilt in ["i", "ai", "a{sv", "(s"] {
+      #expect(BusType.parse(unbuilt) == nil, "\(unbuilt)")
+    }
+  }
+
   @Test("4,000 random calls: each answered, the daemon up, every kept item intact")
   func randomCalls() async throws {
     var generator = SeededGenerator(seed: UInt64(Date().timeIntervalSince1970))
@@ -136,18 +149,5 @@ struct FuzzTests {
     default:
       return .variant(randomValue(&generator, session: session, depth: depth + 1))
     }
-  }
-}
-
-/// A reproducible random source (SplitMix64); failures print its seed.
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
