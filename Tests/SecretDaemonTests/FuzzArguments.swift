@@ -9,7 +9,7 @@ import Testing
 @testable import SecretDaemon
 @testable import TransferCrypto
 
-/// One fuzzed call.
+/// One fuzzed call, and what the fuzzer knows of what its answer must be.
 struct FuzzCall {
   var path: String
   var interface: String
@@ -19,8 +19,19 @@ struct FuzzCall {
   var isDeclared = true
   /// The key pair whose public half a DH OpenSession sent.
   var keyPair: DiffieHellman.KeyPair?
+  /// The secret a CreateItem or SetSecret carried, well encoded for a live session of the caller.
+  var sentSecret: FuzzTargets.StoredSecret?
+  /// The caller's live session that a GetSecret or GetSecrets names, whose key opens the answer.
+  var readingSession: FuzzTargets.Session?
+  /// Why the call must be refused, when it was built to be.
+  var mustFail: String?
 
   var name: String { "\(interface).\(member)" }
+
+  /// Forgets what the fuzzer knew of the answer, once a mutation may have made it untrue.
+  mutating func forgetExpectations() {
+    (keyPair, sentSecret, readingSession, mustFail) = (nil, nil, nil, nil)
+  }
 }
 
 struct FuzzArguments {
@@ -79,8 +90,12 @@ struct FuzzArguments {
       values = reshaped(values)
       mutated = true
     }
-    // A mutated OpenSession opens no session whose key the fuzzer knows.
-    if mutated { call.keyPair = nil }
+    if call.interface == Interfaces.session, call.member == "Close",
+      call.path == targets.foreignSession || targets.isClosedSession(call.path)
+    {
+      call.mustFail = "it closes a session this connection does not have"
+    }
+    if mutated { call.forgetExpectations() }
     call.arguments = .tuple(values)
     return call
   }
@@ -106,8 +121,11 @@ struct FuzzArguments {
     case ("name", "s"): return .string(aliasName())
     case ("alias", "s"): return .string(random.chance(0.5) ? "" : aliasName())
     case ("collection", "o"): return .objectPath(random.chance(0.15) ? ObjectPaths.none : targets.collectionPath())
-    case ("session", "o"): return .objectPath(sessionPath().path)
-    case (_, "(oayays)"): return try secret()
+    case ("session", "o"):
+      let (path, session) = sessionPath(call: &call)
+      call.readingSession = session
+      return .objectPath(path)
+    case (_, "(oayays)"): return try secret(call: &call)
     case ("interface_name", "s"): return .string(interfaceName(at: call.path))
     case ("property_name", "s"):
       return .string(propertyName(of: earlier.first?.text ?? "", writing: call.member == "Set"))
@@ -138,13 +156,16 @@ struct FuzzArguments {
         call.keyPair = pair
         return .variant(.bytes(random.chance(0.9) ? pair.publicKey : [0] + pair.publicKey))
       case .invalid:
+        call.mustFail = "its DH public key is invalid"
         return .variant(.bytes(random.pick(invalidPublicKeys)))
       case .notBytes:
+        call.mustFail = "its DH input is no byte array"
         return .variant(.string(random.text()))
       }
     case TransferSession.Algorithm.plain.rawValue?:
       return .variant(random.chance(0.85) ? .string("") : value(of: randomType(depth: 1)))
     default:
+      call.mustFail = "it names an unsupported algorithm"
       return .variant(value(of: randomType(depth: 1)))
     }
   }
@@ -154,16 +175,19 @@ struct FuzzArguments {
   }
 
   /// A session path: mostly one of the caller's live sessions, returned with it.
-  private func sessionPath() -> (path: String, session: FuzzTargets.Session?) {
+  private func sessionPath(call: inout FuzzCall) -> (path: String, session: FuzzTargets.Session?) {
     switch random.weighted([(80, SessionChoice.own), (7, .foreign), (5, .closed), (4, .none), (4, .stray)]) {
     case .own:
       let session = random.pick(targets.sessions)
       return (session.path, session)
     case .foreign:
+      call.mustFail = "it names another connection's session"
       return (targets.foreignSession, nil)
     case .closed where !targets.closedSessions.isEmpty:
+      call.mustFail = "it names a closed session"
       return (random.pick(targets.closedSessions), nil)
     case .closed, .none:
+      call.mustFail = "it names no session"
       return (ObjectPaths.none, nil)
     case .stray:
       return (targets.anyPath(), nil)
@@ -171,28 +195,32 @@ struct FuzzArguments {
   }
 
   /// An (oayays) secret: mostly encoded as the caller's session it names expects.
-  private func secret() throws -> DBusValue {
+  private func secret(call: inout FuzzCall) throws -> DBusValue {
     let plain = random.bytes(secretLength())
     let contentType = random.weighted([
       (60, "text/plain"), (20, "application/octet-stream"), (10, ""), (5, "é"),
       (5, String(repeating: "t", count: limits.maxAttributeLength + 1)),
     ])
-    let (path, session) = sessionPath()
+    let (path, session) = sessionPath(call: &call)
     guard let session else { return secretValue(path, [], plain, contentType) }
     guard let key = session.key else {
+      call.sentSecret = FuzzTargets.StoredSecret(bytes: plain, contentType: contentType)
       // A plain session ignores the parameters.
       return secretValue(path, random.chance(0.9) ? [] : random.bytes(random.size()), plain, contentType)
     }
     let sealed = try plain.withUnsafeBytes { try TransferCipher.encrypt($0, key: key) }
     switch random.int(0...19) {
     case 0:
+      call.mustFail = "its IV is not 16 bytes"
       return secretValue(path, random.bytes(random.pick([0, 15, 17])), sealed.ciphertext, contentType)
     case 1:
+      call.mustFail = "its cipher text is no whole number of blocks"
       return secretValue(path, sealed.iv, Array(sealed.ciphertext.dropLast(random.int(1...16))), contentType)
     case 2:
       // Not encrypted: the padding decides whether it is refused.
       return secretValue(path, sealed.iv, plain, contentType)
     default:
+      call.sentSecret = FuzzTargets.StoredSecret(bytes: plain, contentType: contentType)
       return secretValue(path, sealed.iv, sealed.ciphertext, contentType)
     }
   }

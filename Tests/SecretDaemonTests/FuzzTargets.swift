@@ -15,6 +15,12 @@ final class FuzzTargets {
     let key: SecureBuffer?
   }
 
+  /// A secret an item is known to hold: the last one a call stored in it.
+  struct StoredSecret: Equatable {
+    let bytes: [UInt8]
+    let contentType: String
+  }
+
   /// The aliases calls name, and the attributes items are made with and searched by.
   static let aliasNames = ["default", "session", "fuzz_a", "fuzz_b"]
   static let attributeNames = ["service", "account", "fuzz", "xdg:schema"]
@@ -38,6 +44,8 @@ final class FuzzTargets {
   private(set) var closedSessions: [String] = []
   /// Collections and items deleted in this run.
   private(set) var deleted: [String] = []
+  /// What items hold, by canonical path, where the fuzzer knows it.
+  private(set) var secrets: [String: StoredSecret] = [:]
   /// Calls made to keep targets alive, besides the fuzzed ones.
   private(set) var upkeepCalls = 0
   private var aliasesChanged = false
@@ -119,6 +127,8 @@ final class FuzzTargets {
     }
   }
 
+  func isClosedSession(_ path: String) -> Bool { closedSessions.contains(path) }
+
   // MARK: Learning from answers
 
   /// Updates the targets from a fuzzed call that succeeded.
@@ -141,6 +151,9 @@ final class FuzzTargets {
     case (Interfaces.collection, "CreateItem"):
       guard let path = reply.child(0)?.string else { return }
       if !items.contains(path) { items.append(path) }
+      secrets[path] = call.sentSecret
+    case (Interfaces.item, "SetSecret"):
+      secrets[canonical(call.path)] = call.sentSecret
     case (Interfaces.item, "Delete"):
       forgetItem(canonical(call.path))
     case (Interfaces.session, "Close"):
@@ -169,6 +182,7 @@ final class FuzzTargets {
 
   private func forgetItem(_ path: String) {
     items.removeAll { $0 == path }
+    secrets[path] = nil
     deleted.append(path)
   }
 
@@ -222,6 +236,7 @@ final class FuzzTargets {
     callsSinceRefresh = 0
     collections = try property(ObjectPaths.root, Interfaces.service, "Collections").filter { $0 != protected }
     items = try collections.flatMap { try property($0, Interfaces.collection, "Items") }
+    secrets = secrets.filter { items.contains($0.key) }
     try refreshAliases()
   }
 
@@ -273,18 +288,19 @@ final class FuzzTargets {
     while collections.count < 2 { try createCollection() }
     let collection = random.pick(collections)
     let session = try #require(sessions.first { $0.key == nil })
-    let secret = random.bytes(random.int(1...64))
+    let secret = StoredSecret(bytes: random.bytes(random.int(1...64)), contentType: "text/plain")
     try unlock(collection)
     let created = Result { () throws(GLibError) in
       try client.createPlainItem(
         session: session.path, collection: collection, label: "fuzz",
-        attributes: [random.pick(Self.attributeNames): random.pick(Self.attributeValues)], secret: secret,
+        attributes: [random.pick(Self.attributeNames): random.pick(Self.attributeValues)], secret: secret.bytes,
         replace: false)
     }
     upkeepCalls += 1
     switch created {
     case .success(let path):
       items.append(path)
+      secrets[path] = secret
     case .failure(let error) where error.remoteName == "org.freedesktop.DBus.Error.LimitsExceeded":
       let fullest = collections.max { itemCount(in: $0) < itemCount(in: $1) }
       try deleteCollection(try #require(fullest))

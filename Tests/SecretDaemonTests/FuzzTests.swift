@@ -1,7 +1,8 @@
 // 4,000 calls built from secretd's own declarations (`Interfaces.all`: every interface, method and
 // argument type), aimed at live objects made first and remade as calls delete them: each call is
-// answered, every declared method's handler answers a minimum of them in each run, the daemon stays
-// up, and the items of a collection no call names stay intact, byte for byte. The seed is printed; FUZZ_SEED=N replays a run.
+// answered, every declared method's handler answers a minimum of them in each run, the answers the
+// fuzzer can predict are right, the daemon stays up, and the items of a collection no call names
+// stay intact, byte for byte. The seed is printed; FUZZ_SEED=N replays a run.
 import Foundation
 import SecretTestSupport
 import Testing
@@ -57,7 +58,7 @@ struct FuzzTests {
     }
   }
 
-  @Test("4,000 declared calls: each answered, every handler reached, the daemon up, kept items intact")
+  @Test("4,000 declared calls: each answered, every handler reached, known answers right, kept items intact")
   func declaredCalls() async throws {
     let environment = ProcessInfo.processInfo.environment
     let seed = environment["FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
@@ -72,6 +73,7 @@ struct FuzzTests {
         client: client, foreignSession: foreignSession, protected: kept.collection, random: random)
       let arguments = try FuzzArguments(random: random, targets: targets)
       var tally = FuzzTally()
+      var oracle = FuzzOracle()
       let start = ContinuousClock.now
       for _ in 0..<Self.calls {
         try targets.upkeep()
@@ -82,13 +84,17 @@ struct FuzzTests {
             arguments: call.arguments, timeoutMilliseconds: 10_000)
         }
         tally.record(call, outcome)
+        oracle.check(call, outcome, targets: targets)
         if case .success(let reply) = outcome { try targets.learn(from: call, reply: reply) }
       }
       let summary =
         "seed \(seed): \(Self.calls) calls, and \(targets.upkeepCalls) to keep targets alive, in "
-        + "\(ContinuousClock.now - start)\n\(tally.table)"
+        + "\(ContinuousClock.now - start); \(oracle.refusalsChecked) refusals and \(oracle.secretsChecked) "
+        + "secrets read back as they must be\n\(tally.table)"
       print(summary)
       #expect(tally.unanswered.isEmpty, "unanswered: \(tally.unanswered.prefix(5))\n\(summary)")
+      #expect(oracle.wrongAnswers.isEmpty, "wrong answers: \(oracle.wrongAnswers.prefix(5))\n\(summary)")
+      #expect(min(oracle.refusalsChecked, oracle.secretsChecked) >= Self.minimumReached, "\(summary)")
       for method in FuzzTally.declared {
         let reached = tally.reached(method)
         #expect(
