@@ -153,6 +153,8 @@ enum CredentialCommands {
       # ~/.config/systemd/user/\(unit).d/secretd-credentials.conf
       # Save it there (or paste it into `systemctl --user edit \(unit)`), then run
       #   systemctl --user daemon-reload && systemctl --user restart \(unit)
+      # For a credential secretd does not hold, systemd writes an empty file (it does not fail the
+      # start): each ExecStartPre= fails the start then (%d is $CREDENTIALS_DIRECTORY).
       [Unit]
       Wants=secretd-credentials.socket
       After=secretd-credentials.socket
@@ -160,7 +162,9 @@ enum CredentialCommands {
       [Service]
 
       """
-    for id in ids { text += "LoadCredential=\(id):%t/secretd/credentials\n" }
+    for id in ids {
+      text += "LoadCredential=\(id):%t/secretd/credentials\nExecStartPre=/usr/bin/test -s %d/\(id)\n"
+    }
     console.print(text)
     return .success
   }

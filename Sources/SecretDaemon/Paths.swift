@@ -88,20 +88,20 @@ enum ObjectNode: Equatable {
   /// Every interface the object answers on: its Secret Service interface and the standard ones.
   var allInterfaces: [String] {
     switch self {
-    case .container: [Interfaces.introspectable, Interfaces.peer]
-    default: interfaces + [Interfaces.properties, Interfaces.introspectable, Interfaces.peer]
+    case .container: Self.containerInterfaces
+    case .service: Self.serviceInterfaces
+    case .collection: Self.collectionInterfaces
+    case .item: Self.itemInterfaces
+    case .session: Self.sessionInterfaces
+    case .prompt: Self.promptInterfaces
     }
   }
 
-  /// The Secret Service interfaces an object of this shape implements.
-  var interfaces: [String] {
-    switch self {
-    case .service: [Interfaces.service, Interfaces.secretd]
-    case .container: []
-    case .collection: [Interfaces.collection]
-    case .item: [Interfaces.item]
-    case .session: [Interfaces.session]
-    case .prompt: [Interfaces.prompt]
-    }
-  }
+  private static let standard = [Interfaces.properties, Interfaces.introspectable, Interfaces.peer]
+  private static let containerInterfaces = [Interfaces.introspectable, Interfaces.peer]
+  private static let serviceInterfaces = [Interfaces.service, Interfaces.secretd] + standard
+  private static let collectionInterfaces = [Interfaces.collection] + standard
+  private static let itemInterfaces = [Interfaces.item] + standard
+  private static let sessionInterfaces = [Interfaces.session] + standard
+  private static let promptInterfaces = [Interfaces.prompt] + standard
 }

@@ -21,7 +21,9 @@ struct CredentialFile {
       && bytes.allSatisfy { (0x20...0x7E).contains($0) && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: ":") }
   }
 
-  /// The file's value; nil when the file or its folder does not exist.
+  /// The file's value; nil when the file or its folder does not exist, or the file is empty: a
+  /// credential source with nothing to give (secretd, for a credential it does not hold) closes
+  /// the connection at once, and systemd then writes an empty file rather than fail the start.
   func decode<Value: Decodable>(_ type: Value.Type) throws(CredentialKeyError) -> Value? {
     let file: FileDescriptor
     do {
@@ -39,6 +41,7 @@ struct CredentialFile {
     }
     var bytes = try readAll(file)
     defer { bytes.withUnsafeMutableBytes { Memory.wipe($0) } }
+    if bytes.isEmpty { return nil }
     // withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
     return try bytes.withUnsafeBytes { bytes in
       Result { () throws(CredentialKeyError) in try decode(Value.self, from: bytes) }

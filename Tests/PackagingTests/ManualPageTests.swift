@@ -42,15 +42,17 @@ struct ManualPageTests {
     #expect(warnings.isEmpty, "\(warnings)")
     #expect(text.contains("SECRETCTL(1)"))
     let help = try Self.output("secretctl", ["--help"])
+    // A command's name is one or two words (`credential set`), then two spaces and its summary.
     let commands = help.components(separatedBy: "Commands:\n")[1].components(separatedBy: "\n\n")[0]
       .split(separator: "\n").filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
-      .compactMap { $0.split(separator: " ").first.map(String.init) }
+      .compactMap { $0.dropFirst(2).components(separatedBy: "  ").first }
     #expect(commands.count >= 13 && commands.contains("setup"), "\(commands)")
     for command in commands {
       #expect(text.contains("secretctl \(command) "), "secretctl(1) lacks \(command)")
       let section = text.components(separatedBy: "\n   secretctl \(command)\n").dropFirst().first ?? ""
       let shown = section.components(separatedBy: "\n   secretctl ").first ?? ""
-      let missing = Self.options(in: try Self.output("secretctl", [command, "--help"])).subtracting(
+      let words = command.split(separator: " ").map(String.init)
+      let missing = Self.options(in: try Self.output("secretctl", words + ["--help"])).subtracting(
         Self.options(in: shown))
       #expect(missing.isEmpty, "secretctl(1)'s \(command) lacks \(missing.sorted())")
     }

@@ -102,7 +102,8 @@ struct CredentialCommandTests {
     #expect(
       lines == [
         "[Unit]", "Wants=secretd-credentials.socket", "After=secretd-credentials.socket", "[Service]",
-        "LoadCredential=api-token:%t/secretd/credentials", "LoadCredential=db:%t/secretd/credentials",
+        "LoadCredential=api-token:%t/secretd/credentials", "ExecStartPre=/usr/bin/test -s %d/api-token",
+        "LoadCredential=db:%t/secretd/credentials", "ExecStartPre=/usr/bin/test -s %d/db",
       ])
     #expect(dropIn.stdoutText.hasPrefix("# ~/.config/systemd/user/app.service.d/"))
     // systemd itself reads it and finds nothing to complain about.

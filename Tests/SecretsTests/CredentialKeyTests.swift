@@ -115,13 +115,17 @@ struct CredentialKeyTests {
     }
   }
 
-  @Test func anEmptyFileIsAnEmptyValueNotAnAbsentOne() throws {
+  /// systemd writes an empty file for a credential its source (secretd) did not give.
+  @Test func anEmptyFileIsAbsentAsSystemdWritesOneForACredentialItsSourceDidNotGive() throws {
     let folder = try CredentialsFolder()
     try folder.put("empty", [])
+    try folder.put("one", [0x41])
     folder.environment.withValue {
       @SharedReader(.credential("empty")) var text = "default"
-      #expect(text == "")
+      @SharedReader(.credential("one")) var one = "default"
+      #expect(text == "default")
       #expect($text.loadError == nil)
+      #expect(one == "A", "positive control: a non-empty file is read")
     }
   }
 

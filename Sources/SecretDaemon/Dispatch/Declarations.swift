@@ -153,9 +153,16 @@ struct DeclaredMethod: Sendable {
   let access: StoreAccess
   let cost: CallCost
   let run: @Sendable (Daemon, ObjectNode, Variant, CallContext) throws(DBusError) -> DBusValue
-
   /// The tuple type a call's body must have, such as `(sv)`.
-  var inputSignature: String { "(" + inputs.map(\.type).joined() + ")" }
+  let inputSignature: String
+
+  init(
+    name: String, inputs: [Argument], outputs: [Argument], access: StoreAccess, cost: CallCost,
+    run: @escaping @Sendable (Daemon, ObjectNode, Variant, CallContext) throws(DBusError) -> DBusValue
+  ) {
+    (self.name, self.inputs, self.outputs, self.access, self.cost, self.run) = (name, inputs, outputs, access, cost, run)
+    inputSignature = "(" + inputs.map(\.type).joined() + ")"
+  }
 }
 
 /// A property whose object is made from the call's path.
