@@ -17,25 +17,22 @@
 /// handle's default wins. `Shared(value:)` shares by reference without a key. Give a feature
 /// that must not write a ``SharedReader`` instead: `SharedReader($favourites)`.
 ///
+/// Copies of a handle are one handle, as in swift-sharing: assigning to the projected value
+/// (`$favourites = Shared(value: [])`) or ``load(_:)`` from another key moves every copy.
+/// Handles derived before that (`$user.name`, `SharedReader($user)`) stay where they were.
+///
 /// Changes are observable through `Observation` (`withObservationTracking`) and through
 /// ``values``, an `AsyncStream` of the value.
 @propertyWrapper
 @dynamicMemberLookup
 public struct Shared<Value: Sendable>: Sendable {
-  let box: any MutableBox<Value>
-  /// The reference's value cell, for `withLock` to reach directly; nil for a handle on a member
-  /// or an unwrapped optional, whose box mutates its root's value.
-  @usableFromInline let cell: ValueCell<Value>?
+  @usableFromInline let slot: HandleSlot<SharedContent<Value>>
 
-  init(box: any MutableBox<Value>) {
-    self.box = box
-    cell = nil
-  }
+  var box: any MutableBox<Value> { slot.content.box }
 
-  init(reference: SharedReference<Value>) {
-    box = reference
-    cell = reference.cell
-  }
+  init(reference: SharedReference<Value>) { slot = HandleSlot(SharedContent(reference)) }
+
+  init(box: any MutableBox<Value>) { slot = HandleSlot(SharedContent(derived: box)) }
 
   /// Shares `value` by reference, without a key: copies of this handle see the same value.
   public init(value: Value) {
@@ -76,6 +73,11 @@ public struct Shared<Value: Sendable>: Sendable {
     self.init(wrappedValue: key.defaultValue(), key.base)
   }
 
+  /// Shares the value stored by a named key, with `wrappedValue` in place of its default.
+  public init<Key: SharedKey<Value>>(wrappedValue: @autoclosure () -> Value, _ key: SharedKeyDefault<Key>) {
+    self.init(wrappedValue: wrappedValue(), key.base)
+  }
+
   /// Shares the value stored by `key`, which must exist.
   ///
   /// - Throws: ``SharedStateError/valueNotFound(_:)`` when nothing is stored, or the key's
@@ -93,27 +95,32 @@ public struct Shared<Value: Sendable>: Sendable {
   public var wrappedValue: Value {
     get { box.value }
     @available(*, deprecated, message: "Use '$shared.withLock' to modify a shared value with exclusive access.")
-    nonmutating set { box.withLock { $0 = newValue } }
+    nonmutating set { box.withLock(at: nil) { $0 = newValue } }
   }
 
-  /// The handle itself, for `$x.withLock { … }`, `$x.save()` and `$x.member`.
+  /// The handle itself, for `$x.withLock { … }`, `$x.save()` and `$x.member`. Assigning to it
+  /// moves this handle and every copy of it to the assigned handle's reference.
   public var projectedValue: Shared<Value> {
     get { self }
-    set { self = newValue }
+    nonmutating set {
+      let previous = box
+      slot.move(to: newValue.slot.content)
+      tellObservers(of: previous)
+    }
   }
 
   /// A handle on one member of the value, sharing the same reference.
   public subscript<Member: Sendable>(
     dynamicMember keyPath: any WritableKeyPath<Value, Member> & Sendable
   ) -> Shared<Member> {
-    Shared<Member>(box: ProjectedBox(root: box, keyPath: keyPath))
+    Shared<Member>(box: MemberBox(root: box, keyPath: keyPath))
   }
 
   /// A read-only handle on a member that cannot be written (`$topics.count`).
   public subscript<Member: Sendable>(
     dynamicMember keyPath: any KeyPath<Value, Member> & Sendable
   ) -> SharedReader<Member> {
-    SharedReader<Member>(box: ProjectedReaderBox(root: box, keyPath: keyPath))
+    SharedReader(self)[dynamicMember: keyPath]
   }
 
   /// A read-only handle on a value computed from this one, following its changes.
@@ -122,13 +129,13 @@ public struct Shared<Value: Sendable>: Sendable {
   /// let count = $topics.read { $0.count }
   /// ```
   public func read<Member: Sendable>(_ body: @escaping @Sendable (Value) -> Member) -> SharedReader<Member> {
-    SharedReader<Member>(box: ComputedReaderBox(root: box, transform: body))
+    SharedReader(self).read(body)
   }
 
   /// A read-only handle on a member.
   @available(*, deprecated, message: "Use dynamic member lookup instead: '$value.member'.")
   public func read<Member: Sendable>(_ keyPath: any KeyPath<Value, Member> & Sendable) -> SharedReader<Member> {
-    SharedReader<Member>(box: ProjectedReaderBox(root: box, keyPath: keyPath))
+    SharedReader(self)[dynamicMember: keyPath]
   }
 
   /// Runs a read-modify-write of the value atomically, then saves it (`.didSet`) outside the
@@ -137,9 +144,9 @@ public struct Shared<Value: Sendable>: Sendable {
   ///
   /// - Parameters:
   ///   - body: Mutates the value in place. Do not touch this same handle inside it.
-  ///   - fileID: Accepted for swift-sharing's signature; unused.
+  ///   - fileID: Where the mutation is written, for a ``SharedChangeTracker``'s report.
   ///   - filePath: Accepted for swift-sharing's signature; unused.
-  ///   - line: Accepted for swift-sharing's signature; unused.
+  ///   - line: Where the mutation is written, for a ``SharedChangeTracker``'s report.
   ///   - column: Accepted for swift-sharing's signature; unused.
   /// - Returns: What `body` returns.
   @inlinable
@@ -147,40 +154,38 @@ public struct Shared<Value: Sendable>: Sendable {
     _ body: (inout Value) throws(E) -> R, fileID: StaticString = #fileID, filePath: StaticString = #filePath,
     line: UInt = #line, column: UInt = #column
   ) throws(E) -> R {
-    guard let cell else { return try withLockThroughBox(body) }
-    defer { if cell.savesMutations { saveAfterMutation() } }
-    return try cell.withLock(body)
+    let content = slot.content
+    guard let reference = content.reference, !ChangeTracking.mayBeActive else {
+      return try withLockThroughBox(body, fileID: fileID, line: line)
+    }
+    defer { if reference.cell.savesMutations { reference.saveAfterMutation() } }
+    return try reference.cell.withLock(body)
   }
 
-  /// A handle on a member or an unwrapped optional: its box mutates the root's value.
+  /// A mutation of a member or an unwrapped optional (its box mutates its root's value), or
+  /// one a ``SharedChangeTracker`` records.
   @usableFromInline
-  func withLockThroughBox<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-    try box.withLock(body)
-  }
-
-  /// Hands a mutation made through the cell to the key (`.didSet`), after the observers' `didSet`.
-  /// Only keys that save come here, so the cast is not on the path of `.inMemory` values.
-  @usableFromInline
-  func saveAfterMutation() {
-    (box as? SharedReference<Value>)?.saveAfterMutation()
+  func withLockThroughBox<R, E: Error>(
+    _ body: (inout Value) throws(E) -> R, fileID: StaticString, line: UInt
+  ) throws(E) -> R {
+    try box.withLock(at: MutationSite(fileID: fileID, line: line), body)
   }
 
   /// Reloads the value from its key (`.userInitiated`). When nothing is stored, the value is
-  /// kept.
+  /// kept. The result is applied when this returns.
   ///
   /// - Throws: The key's load error, also kept in ``loadError``.
   public func load() async throws { try await box.load() }
 
-  /// Points this handle (and copies made from it afterwards) at `key`, starting from the
-  /// current value, then loads from it.
-  ///
-  /// It mutates the handle: call it on the projected value, `try await $x.load(.fileStorage(url))`.
+  /// Points this handle, and every copy of it, at `key`, starting from the current value (or
+  /// from the value of a handle that already has that key), then loads from it. Handles derived
+  /// before stay with the previous reference.
   ///
   /// - Throws: The key's load error, also kept in ``loadError``.
-  public mutating func load(_ key: some SharedKey<Value>) async throws {
-    let current = wrappedValue
-    self = Shared(reference: ReferenceRegistry.shared.reference(for: key) { current })
-    try await box.load()
+  public func load(_ key: some SharedKey<Value>) async throws {
+    let reference = ReferenceRegistry.shared.reference(for: key, initialValue: { wrappedValue }, skipInitialLoad: true)
+    projectedValue = Shared(reference: reference)
+    try await reference.load()
   }
 
   /// Saves the value now (`.userInitiated`); it is stored when this returns.
@@ -188,13 +193,13 @@ public struct Shared<Value: Sendable>: Sendable {
   /// - Throws: The key's save error, also kept in ``saveError``.
   public func save() async throws { try await box.save() }
 
-  /// The last load error, until a later load succeeds.
+  /// The last load error, until a later load or save succeeds.
   public var loadError: (any Error)? { box.loadError }
 
   /// The last save error, until a later save succeeds.
   public var saveError: (any Error)? { box.saveError }
 
-  /// Whether a load is running.
+  /// Whether a load is running, or the key said it is loading.
   public var isLoading: Bool { box.isLoading }
 
   /// The current value, then every later one (intermediate values may be skipped when the
@@ -204,8 +209,9 @@ public struct Shared<Value: Sendable>: Sendable {
 }
 
 extension Shared: CustomStringConvertible {
-  /// The value's description inside `Shared(…)`, for logs and debugging.
-  public var description: String { "Shared(\(wrappedValue))" }
+  /// The handle as swift-sharing writes it: `Shared<Int>(value: 0)`,
+  /// `Shared<Int>(.appStorage("count"))`.
+  public var description: String { describeHandle(Self.self, box) }
 }
 
 extension Shared: CustomReflectable {
@@ -214,8 +220,10 @@ extension Shared: CustomReflectable {
 }
 
 extension Shared: Equatable where Value: Equatable {
-  /// Two handles are equal when their values are.
-  public static func == (lhs: Self, rhs: Self) -> Bool { lhs.wrappedValue == rhs.wrappedValue }
+  /// Two handles are equal when their values are. Inside a ``SharedChangeTracker``'s `assert`
+  /// scope, a handle compared with one on the same place compares its snapshot with the real
+  /// value.
+  public static func == (lhs: Self, rhs: Self) -> Bool { handlesAreEqual(lhs.box, rhs.box) }
 }
 
 extension Shared: Identifiable where Value: Identifiable {
