@@ -3,10 +3,12 @@
 // `defaults:SUITE:KEY`) and reports on standard output, so the tests can signal it, let it exit,
 // or race it.
 //
-//   SharedStateChild window PATH VALUE        mutate (60 s window), print "ready", wait for a signal
+//   SharedStateChild window PATH VALUE        write -1 (a first change, written at once), then
+//                                             leave VALUE pending (60 s window), print "ready",
+//                                             wait for a signal
 //   SharedStateChild host-handler PATH VALUE  same, with a host SIGTERM handler that exits 42
 //   SharedStateChild opt-out PATH VALUE       same, after opting out of exit handling
-//   SharedStateChild exit PATH VALUE          mutate (60 s window), then exit(0)
+//   SharedStateChild exit PATH VALUE          write -1, leave VALUE pending, then exit(0)
 //   SharedStateChild await PATH VALUE         print "ready CURRENT", wait until VALUE, print "seen VALUE"
 //   SharedStateChild set PATH VALUE           print "loaded CURRENT", save VALUE now, exit
 //   SharedStateChild defaults-set SUITE:KEY VALUE   set the entry with UserDefaults itself (a
@@ -26,6 +28,18 @@ guard arguments.count == 4, let target = Int(arguments[3]) ?? (arguments[1] == "
 }
 let url = URL(filePath: arguments[2])
 
+/// A file's value with `value` waiting in a 60 s window: the first change (-1) is written at once
+/// and waited for, so the next one waits for the window.
+func sharedWithAPendingChange(_ value: Int) -> Shared<Int> {
+  let key = FileStorageKey<Int>.fileStorage(url, writeWindow: .seconds(60))
+  let shared = Shared(wrappedValue: 0, key)
+  shared.withLock { $0 = -1 }
+  let deadline = Date().addingTimeInterval(20)
+  while key.persistence.hasPendingWrite, Date() < deadline { usleep(10_000) }
+  shared.withLock { $0 = value }
+  return shared
+}
+
 /// The shared value of PATH: a file, or `defaults:SUITE:KEY`.
 func shared() -> Shared<Int> {
   let parts = arguments[2].split(separator: ":").map(String.init)
@@ -44,15 +58,14 @@ case "window", "host-handler", "opt-out":
   if arguments[1] == "opt-out" {
     PendingWrites.installsExitHandlersAutomatically = false
   }
-  let shared = Shared(wrappedValue: 0, .fileStorage(url, writeWindow: .seconds(60)))
-  shared.withLock { $0 = target }
-  say("ready")
-  while true { sleep(60) }
+  // Held for the life of the process: a last handle going away would write at once.
+  withExtendedLifetime(sharedWithAPendingChange(target)) {
+    say("ready")
+    while true { sleep(60) }
+  }
 
 case "exit":
-  let shared = Shared(wrappedValue: 0, .fileStorage(url, writeWindow: .seconds(60)))
-  shared.withLock { $0 = target }
-  exit(0)
+  withExtendedLifetime(sharedWithAPendingChange(target)) { exit(0) }
 
 case "defaults-set":
   let parts = arguments[2].split(separator: ":").map(String.init)

@@ -109,6 +109,8 @@ struct DescriptionTests {
       @Shared(.appStorage("launches")) var launches = 0
       #expect($launches.description == #"Shared<Int>(.appStorage("launches"))"#)
       #expect(SharedReader($launches).description == #"SharedReader<Int>(.appStorage("launches"))"#)
+      @Shared(.fileStorage(URL(filePath: "/tmp/count.json"))) var file = 0
+      #expect($file.description == "Shared<Int>(.fileStorage(file:///tmp/count.json))")
       @Shared(.namedCounter) var named
       #expect($named.description == #"Shared<Int>(.inMemory("named-counter"))"#)
     }

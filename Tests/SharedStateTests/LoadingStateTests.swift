@@ -52,6 +52,19 @@ struct LoadingStateTests {
     #expect(reader.wrappedValue == 2)
     #expect(threads.explicitLoadRanInATask == false, "the key's load ran on a thread of Swift's pool")
   }
+
+  @Test func aPersistentKeysExplicitLoadHasFinishedWhenItsLoadReturns() {
+    let files = InMemoryFileSystem()
+    testEnvironment(files: files).withValue {
+      let key = FileStorageKey<Int>.fileStorage(URL(filePath: "/home/test/n.json"))
+      files.setContents(Data("5".utf8), atPath: "/home/test/n.json")
+      let result = Mutex<Int??>(nil)
+      key.load(
+        context: .userInitiated, continuation: LoadContinuation { value in result.withLock { $0 = try? value.get() } })
+      let loaded = result.withLock { $0 }
+      #expect(loaded == .some(.some(5)), "the load had not finished when it returned")
+    }
+  }
 }
 
 /// Whether a key's explicit load ran inside a task.

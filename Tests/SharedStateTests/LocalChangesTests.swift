@@ -4,10 +4,23 @@ import Testing
 
 @testable import SharedState
 
-/// What a persistent key reads back never replaces a change made in this process: the guard a
-/// shared reference keeps, on its own (the race it closes is too narrow to provoke).
+/// What a persistent key reads back never replaces a change made in this process: the two
+/// guards that decide it, each on its own (the race they close is too narrow to provoke).
 @Suite("Reads against local changes")
 struct LocalChangesTests {
+  @Test func aReadIsNotNewsOnceAWriteHasBegunSinceItStarted() {
+    let known = KnownContents<Int>()
+    known.replace(with: 1)
+    let writes = known.writesBegun
+    // The read finds 1; before it is judged, this process writes 2.
+    _ = known.beginWrite(2)
+    known.endWrite()
+    #expect(!known.isNews(1, noWriteBegunSince: writes), "the key's older write was taken for a change")
+    // A read started after that write judges by what it wrote.
+    #expect(known.isNews(1, noWriteBegunSince: known.writesBegun))
+    #expect(!known.isNews(2, noWriteBegunSince: known.writesBegun))
+  }
+
   @Test func aValueReadBeforeAMutationDoesNotReplaceIt() throws {
     let backend = Backend<Int>(stored: 1)
     let shared = Shared(wrappedValue: 0, ControlledKey(backend: backend))

@@ -64,6 +64,10 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
   /// Reads after change notices and explicit loads run one at a time, in order, so an older
   /// read never lands last.
   private let reads = DispatchQueue(label: "SharedState.PersistentValue.reads")
+  /// Set when the last handle went: the flush then made is the last try of a failed write.
+  private let handlesGone = Flag()
+  /// Tells a load made from within a read (an observer's) that it runs in turn already.
+  private let readsKey = DispatchSpecificKey<ObjectIdentifier>()
   /// A read for change notices waits in `reads` and has not started.
   private let refreshQueued = Mutex(false)
   /// How many change notices arrived (tests wait for one, then ``settle()``).
@@ -89,29 +93,43 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
     reportIssue = environment.reportIssue
     let known = known
     batcher = WriteBatcher(
-      window: window, clock: environment.writeClock, flushesAtExit: environment.flushesPendingWritesAtExit
+      window: window, clock: environment.writeClock,
+      lead: store.isInMemory ? WriteBatcher<Value>.inPlace : WriteBatcher<Value>.onDispatchThread,
+      flushesAtExit: environment.flushesPendingWritesAtExit
     ) { value in
       try Self.write(value, to: store, known: known, decode: decode, encode: encode)
     }
     watch = StoreWatch(store: store, reportIssue: environment.reportIssue)
+    reads.setSpecific(key: readsKey, value: ObjectIdentifier(self))
   }
 
   // MARK: The key's requirements
 
-  /// ``SharedReaderKey/load(context:continuation:)``.
+  /// ``SharedReaderKey/load(context:continuation:)``: reads the store on the calling thread and
+  /// resumes before returning. An explicit load (`.userInitiated`) waits its turn with the reads
+  /// that change notices cause, so an older read never lands after it.
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
     switch context {
     case .initialValue: continuation.resume(with: read())
-    case .userInitiated: reads.async { [self] in continuation.resume(with: read()) }
+    case .userInitiated: continuation.resume(with: inReadOrder { read() })
     }
+  }
+
+  /// Runs `body` in turn with the reads of change notices (at once if this is one of them).
+  private func inReadOrder<T>(_ body: () -> T) -> T {
+    if DispatchQueue.getSpecific(key: readsKey) == ObjectIdentifier(self) { return body() }
+    return reads.sync(execute: body)
   }
 
   /// ``SharedReaderKey/subscribe(context:subscriber:)``: watches the store; cancelling flushes a
   /// pending write.
   public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
-    watch.begin { [weak self] in self?.changeNoticed(subscriber) }
-    return SharedSubscription { [watch, batcher, store, reportIssue] in
-      watch.end()
+    handlesGone.set(false)
+    let generation = watch.begin { [weak self] in self?.changeNoticed(subscriber) }
+    return SharedSubscription { [watch, batcher, store, reportIssue, handlesGone] in
+      watch.end(generation)
+      // The flush below is the last try: a failure is reported, not tried again.
+      handlesGone.set(true)
       let flush: @Sendable () -> Void = {
         do { try batcher.flush() } catch {
           reportIssue("The last value for \(store) could not be written when its last handle went away: \(error)")
@@ -177,8 +195,11 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
   }
 
   private func refresh(_ subscriber: SharedSubscriber<Value>) {
-    // While a local value waits for its write, or is being written, it is the newer one: it
-    // will overwrite the store. A read during which a write began may predate that write.
+    // While a local value has not reached the store (a mutation not yet handed over, a value
+    // waiting for its write, a write under way), it is the newer one: it will overwrite the
+    // store. A read during which a write began may predate that write; and what it found is
+    // applied only if the value was not mutated meanwhile.
+    guard let mark = subscriber.localMark() else { return }
     let writes = known.writesBegun
     guard !batcher.hasPendingWrite, !known.isWriting else { return }
     let read = Result { try store.read() }
@@ -190,8 +211,8 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
     switch read {
     case .failure(let error): subscriber.yield(throwing: error)
     case .success(let stored):
-      guard known.isNews(stored) else { return }
-      subscriber.yield(with: interpret(stored))
+      guard known.isNews(stored, noWriteBegunSince: writes) else { return }
+      subscriber.yield(with: interpret(stored), unlessChangedSince: mark)
     }
   }
 
@@ -211,11 +232,14 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
   /// Batches the write; a failed write is tried once more in the next window before the
   /// failure reaches `saveError`.
   private func scheduleWrite(_ value: Value, _ continuation: SaveContinuation) {
-    batcher.schedule(value) { [self] result in
-      reachedStore(result)
-      guard case .failure = result, !batcher.hasPendingWrite else { return continuation.resume(with: result) }
-      batcher.schedule(value) { [self] result in
-        reachedStore(result)
+    batcher.schedule(value) { [weak self] result in
+      guard let self, case .failure = result, !batcher.hasPendingWrite, !handlesGone.isSet
+      else {
+        self?.reachedStore(result)
+        return continuation.resume(with: result)
+      }
+      batcher.scheduleInNextWindow(value) { [weak self] result in
+        self?.reachedStore(result)
         continuation.resume(with: result)
       }
     }
@@ -271,4 +295,11 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
     let time = UTCTime(secondsSince1970: whole)?.compact ?? String(whole)
     return time + "." + String(repeating: "0", count: 3 - String(milliseconds).count) + String(milliseconds) + "Z"
   }
+}
+
+/// A flag that closures can hold.
+private final class Flag: Sendable {
+  private let value = Atomic<Bool>(false)
+  var isSet: Bool { value.load(ordering: .acquiring) }
+  func set(_ newValue: Bool) { value.store(newValue, ordering: .releasing) }
 }
