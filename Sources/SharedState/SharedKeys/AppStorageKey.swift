@@ -167,7 +167,8 @@ public struct AppStorageKey<Value: Sendable>: PersistentKey, CustomStringConvert
 
   init(_ key: String, _ defaults: UserDefaults?, _ coding: DefaultsCoding<Value>) {
     let environment = SharedEnvironment.current
-    let entry = DefaultsEntry(key: key, defaults: defaults.map(DefaultsStore.userDefaults) ?? environment.defaults)
+    let store = defaults.map { DefaultsStore.userDefaults($0, key: key, reportIssue: environment.reportIssue) }
+    let entry = DefaultsEntry(key: key, defaults: store ?? environment.defaults)
     core = PersistentValue(
       store: entry, window: .zero,
       decode: { stored in
