@@ -27,12 +27,23 @@
 @dynamicMemberLookup
 public struct Shared<Value: Sendable>: Sendable {
   @usableFromInline let slot: HandleSlot<SharedContent<Value>>
+  /// The value cell of the reference the handle was made with (nil for a member or an
+  /// unwrapped optional), kept beside the slot: until the handle moves, `withLock` reaches it
+  /// without retaining the reference, which the registry holds weakly (a weakly held object is
+  /// retained and released through a side table, at a multiple of the cost of a mutation).
+  @usableFromInline let cell: ValueCell<Value>?
 
   var box: any MutableBox<Value> { slot.content.box }
 
-  init(reference: SharedReference<Value>) { slot = HandleSlot(SharedContent(reference)) }
+  init(reference: SharedReference<Value>) {
+    slot = HandleSlot(SharedContent(reference))
+    cell = reference.cell
+  }
 
-  init(box: any MutableBox<Value>) { slot = HandleSlot(SharedContent(derived: box)) }
+  init(box: any MutableBox<Value>) {
+    slot = HandleSlot(SharedContent(derived: box))
+    cell = nil
+  }
 
   /// Shares `value` by reference, without a key: copies of this handle see the same value.
   public init(value: Value) {
@@ -46,7 +57,9 @@ public struct Shared<Value: Sendable>: Sendable {
   ///
   /// ```swift
   /// @Shared(.currentUser) var user: User?
-  /// if let user = Shared($user) { ProfileView(user: user) }
+  /// if let user = Shared($user) {
+  ///   user.withLock { $0.name = "Blob" }   // writes through to the optional
+  /// }
   /// ```
   public init?(_ base: Shared<Value?>) {
     guard let unwrapped = UnwrappedBox(root: base.box) else { return nil }
@@ -154,16 +167,23 @@ public struct Shared<Value: Sendable>: Sendable {
     _ body: (inout Value) throws(E) -> R, fileID: StaticString = #fileID, filePath: StaticString = #filePath,
     line: UInt = #line, column: UInt = #column
   ) throws(E) -> R {
-    let content = slot.content
-    guard let reference = content.reference, !ChangeTracking.mayBeActive else {
+    guard let cell, !slot.hasMoved, !ChangeTracking.mayBeActive else {
       return try withLockThroughBox(body, fileID: fileID, line: line)
     }
-    defer { if reference.cell.savesMutations { reference.saveAfterMutation() } }
-    return try reference.cell.withLock(body)
+    defer { if cell.savesMutations { saveAfterMutation() } }
+    return try cell.withLock(body)
   }
 
-  /// A mutation of a member or an unwrapped optional (its box mutates its root's value), or
-  /// one a ``SharedChangeTracker`` records.
+  /// Hands a mutation made through the cell to the key (`.didSet`), after the observers' `didSet`.
+  /// Only keys that save come here, so retaining the reference is not on the path of `.inMemory`
+  /// values.
+  @usableFromInline
+  func saveAfterMutation() {
+    slot.content.reference?.saveAfterMutation()
+  }
+
+  /// A mutation of a member, an unwrapped optional (its box mutates its root's value) or a
+  /// handle that moved, or one a ``SharedChangeTracker`` records.
   @usableFromInline
   func withLockThroughBox<R, E: Error>(
     _ body: (inout Value) throws(E) -> R, fileID: StaticString, line: UInt

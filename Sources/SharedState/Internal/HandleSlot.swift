@@ -48,9 +48,12 @@ final class HandleSlot<Content: Sendable>: Sendable {
   init(_ content: Content) { initial = content }
 
   @inlinable var content: Content {
-    if _fastPath(!moved.load(ordering: .acquiring)) { return initial }
+    if _fastPath(!hasMoved) { return initial }
     return movedContent()
   }
+
+  /// Whether a copy was moved to another reference since the handle was made.
+  @inlinable var hasMoved: Bool { moved.load(ordering: .acquiring) }
 
   @usableFromInline func movedContent() -> Content { latest.withLock { $0 } ?? initial }
 
@@ -72,7 +75,7 @@ struct SharedContent<Value: Sendable>: Sendable {
   let box: any MutableBox<Value>
   /// The box itself when it is a reference (not a member or an unwrapped optional): a
   /// mutation goes straight to its cell.
-  @usableFromInline let reference: SharedReference<Value>?
+  let reference: SharedReference<Value>?
 
   init(_ reference: SharedReference<Value>) {
     box = reference
