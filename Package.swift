@@ -56,8 +56,11 @@ let package = Package(
     .target(
       name: "SecretTestSupport", dependencies: ["SecretClient"], path: "Tests/SecretTestSupport",
       swiftSettings: swiftSettings),
+    // Counts one thread's mallocs (allocation guards in the manner of swift-nio's): linked into
+    // SharedStateChild only, whose process it replaces malloc for.
+    .target(name: "AllocationCounting", path: "Tests/AllocationCounting"),
     .executableTarget(
-      name: "SharedStateChild", dependencies: ["SharedState"], path: "Tests/SharedStateChild",
+      name: "SharedStateChild", dependencies: ["SharedState", "AllocationCounting"], path: "Tests/SharedStateChild",
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "secrets-child", dependencies: ["Secrets"], path: "Tests/SecretsChild", swiftSettings: swiftSettings),

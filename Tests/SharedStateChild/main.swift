@@ -13,6 +13,9 @@
 //   SharedStateChild set PATH VALUE           print "loaded CURRENT", save VALUE now, exit
 //   SharedStateChild defaults-set SUITE:KEY VALUE   set the entry with UserDefaults itself (a
 //                                                   number, or else a string), exit
+//   SharedStateChild allocations - N          print the mallocs of N withLock calls on an
+//                                             .inMemory value, then those of N objects made
+import AllocationCounting
 import Foundation
 import Glibc
 import SharedState
@@ -23,7 +26,7 @@ func say(_ line: String) {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 4, let target = Int(arguments[3]) ?? (arguments[1] == "defaults-set" ? 0 : nil) else {
-  say("usage: SharedStateChild window|host-handler|opt-out|exit|await|set|defaults-set PATH VALUE")
+  say("usage: SharedStateChild window|host-handler|opt-out|exit|await|set|defaults-set|allocations PATH VALUE")
   exit(2)
 }
 let url = URL(filePath: arguments[2])
@@ -66,6 +69,20 @@ case "window", "host-handler", "opt-out":
 
 case "exit":
   withExtendedLifetime(sharedWithAPendingChange(target)) { exit(0) }
+
+case "allocations":
+  let shared = SharedEnvironment.test().withValue { Shared(wrappedValue: 0, .inMemory("allocations")) }
+  // Metadata and caches are made by the first call.
+  shared.withLock { $0 += 1 }
+  allocation_counting_start()
+  for _ in 0..<target { shared.withLock { $0 += 1 } }
+  let mutations = allocation_counting_stop()
+  // The control: objects are allocated, and counted.
+  allocation_counting_start()
+  for value in 0..<target { withExtendedLifetime(CountedObject(value)) {} }
+  let objects = allocation_counting_stop()
+  say("\(mutations) \(objects)")
+  exit(0)
 
 case "defaults-set":
   let parts = arguments[2].split(separator: ":").map(String.init)
@@ -114,4 +131,10 @@ case "set":
 default:
   say("unknown mode \(arguments[1])")
   exit(2)
+}
+
+/// An object whose every instance is an allocation.
+final class CountedObject {
+  let value: Int
+  init(_ value: Int) { self.value = value }
 }
