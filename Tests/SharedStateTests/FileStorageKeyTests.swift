@@ -36,6 +36,18 @@ struct FileStorageKeyTests {
     }
   }
 
+  @Test func anEmptyFileCountsAsAbsentAndIsLeftAsItIs() throws {
+    files.setContents(Data(), atPath: path)
+    environment.withValue {
+      @Shared(.fileStorage(url)) var notes: [Note] = [Note(title: "default")]
+      #expect(notes == [Note(title: "default")])
+      #expect($notes.loadError == nil, "an empty file was taken for contents that do not decode")
+      clock.advance(by: .seconds(10))
+      #expect(files.contents(atPath: path) == Data())
+      #expect(files.paths.allSatisfy { !$0.contains(".corrupt-") }, "an empty file was kept as undecodable")
+    }
+  }
+
   @Test func theFirstMutationIsWrittenAtOnceAndAThousandMoreInItsWindowMakeOneMoreWrite() throws {
     environment.withValue {
       @Shared(.fileStorage(url)) var count = 0
