@@ -32,7 +32,7 @@ extension SharedReaderKey {
   ///   - service: the `service` attribute of the item.
   ///   - account: the `account` attribute of the item.
   ///   - collection: where the item lives; the `default` alias unless given.
-  ///   - writeWindow: how long mutations are gathered before one write.
+  ///   - writeWindow: how long the mutations after a write are gathered before the next.
   public static func secret<Value>(
     service: String, account: String, collection: CollectionID = .default, writeWindow: Duration = .seconds(1)
   ) -> Self where Self == SecretKey<Value> {

@@ -7,7 +7,8 @@ extension SecretStorage {
   /// same `SecretKey` declarations, set for a scope.
   ///
   /// ```swift
-  /// let fleet = SharedEnvironment.current.with { $0.secretStorage = .openBao(OpenBaoConfiguration()) }
+  /// var fleet = SharedEnvironment.current
+  /// fleet.secretStorage = .openBao(OpenBaoConfiguration())
   /// fleet.withValue {
   ///   @Shared(.secret(service: "com.example.deploy", account: "api")) var token: Token? = nil
   /// }

@@ -5,9 +5,9 @@ extension SharedReaderKey {
   /// A `Codable` value stored as JSON in a file.
   ///
   /// The file is read when the first handle is created; nothing is written before the first
-  /// mutation. Mutations are batched: the first opens a write window (`writeWindow`, 1 s by
-  /// default) and the latest value is written once when it closes; `try await $x.save()`
-  /// writes before returning. Writes are atomic (temporary file in the same folder, `fsync`,
+  /// mutation. The first mutation is written at once (on a background thread) and opens a write
+  /// window (`writeWindow`, 1 s by default); the mutations made within it are written once, as
+  /// the latest value, when it closes. `try await $x.save()` writes before returning. Writes are atomic (temporary file in the same folder, `fsync`,
   /// `rename`, permissions kept). Pending writes are flushed at exit and on SIGTERM/SIGINT
   /// (see ``PendingWrites``). Changes made by other processes reach the value, except while a
   /// local change waits for its write: that one wins. An empty file counts as no file; an
@@ -30,7 +30,7 @@ extension SharedReaderKey {
   ///   - url: The file.
   ///   - decoder: Decodes the file (a plain `JSONDecoder` when nil).
   ///   - encoder: Encodes the value (a plain `JSONEncoder` when nil).
-  ///   - writeWindow: How long a batch of mutations waits before one write.
+  ///   - writeWindow: How long the mutations after a write are gathered before the next.
   public static func fileStorage<Value: Codable & Sendable>(
     _ url: URL, decoder: JSONDecoder? = nil, encoder: JSONEncoder? = nil, writeWindow: Duration = .seconds(1)
   ) -> Self where Self == FileStorageKey<Value> {
@@ -47,7 +47,7 @@ extension SharedReaderKey {
   ///
   /// - Parameters:
   ///   - url: The file.
-  ///   - writeWindow: How long a batch of mutations waits before one write.
+  ///   - writeWindow: How long the mutations after a write are gathered before the next.
   ///   - decode: Turns the file's bytes into a value.
   ///   - encode: Turns a value into the file's bytes.
   public static func fileStorage<Value: Sendable>(
