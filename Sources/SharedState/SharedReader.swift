@@ -13,7 +13,7 @@
 /// ```
 ///
 /// Like a ``Shared``, copies of a reader are one handle: assigning to the projected value or
-/// ``load(_:)`` from another key moves every copy.
+/// ``load(_:)-(SharedReaderKey<Value>)`` from another key moves every copy.
 @propertyWrapper
 @dynamicMemberLookup
 public struct SharedReader<Value: Sendable>: Sendable {
