@@ -18,7 +18,9 @@
 /// ```
 ///
 /// A key whose store type is not public can expose its core with an opaque store type:
-/// `public var persistence: PersistentValue<some PersistentStore, Value> { core }`.
+/// `public var persistence: PersistentValue<some PersistentStore, Value> { core }`. A key whose
+/// value type is fixed, rather than a generic parameter named `Value`, names it
+/// (`typealias Value = Int`): Swift does not infer it from `persistence`.
 public protocol PersistentKey<Value>: SharedKey {
   /// Where the value lives.
   associatedtype Store: PersistentStore
