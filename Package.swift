@@ -63,8 +63,11 @@ let package = Package(
     // Which tests may run here (root, mounting) and how a container check that cannot is reported.
     .target(
       name: "TestGates", dependencies: ["SecretTestSupport"], path: "Tests/TestGates", swiftSettings: swiftSettings),
+    // Counts one thread's mallocs (allocation guards in the manner of swift-nio's): linked into
+    // SharedStateChild only, whose process it replaces malloc for.
+    .target(name: "AllocationCounting", path: "Tests/AllocationCounting"),
     .executableTarget(
-      name: "SharedStateChild", dependencies: ["SharedState"], path: "Tests/SharedStateChild",
+      name: "SharedStateChild", dependencies: ["SharedState", "AllocationCounting"], path: "Tests/SharedStateChild",
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "secrets-child", dependencies: ["Secrets", "SecretTestSupport"], path: "Tests/SecretsChild",

@@ -1,5 +1,6 @@
 // SecretKey figures, against secretd and gnome-keyring on private buses:
-// - writes reaching the provider for 10,000 mutations inside one window (the limit is 1);
+// - writes reaching the provider for 10,000 mutations inside one window (the limit is 2: the
+//   first change is written at once, the others together when the window closes);
 // - latency of an explicit save() against one plain SecretClient write of the same bytes;
 // - how long a change written by another connection takes to reach a subscribed value;
 // - a live query (.secretItems): how long an outside write takes to reach its list, and how many

@@ -147,6 +147,7 @@ let onDisk =
   .revision
 print(
   "fileStorage, 1 s window: \(mutations) mutations of a 2 MB value in \(Int(span)) s -> \(writes.value) writes "
-    + "(one per window, and the save at the end, is at most \(Int(span) + 2)); last revision on disk: \(onDisk ?? -1) of \(mutations)"
+    + "(the first at once, one per window after it, and the save at the end: at most \(Int(span) + 2)); "
+    + "last revision on disk: \(onDisk ?? -1) of \(mutations)"
 )
 try? FileManager.default.removeItem(at: folder)

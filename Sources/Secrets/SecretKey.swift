@@ -8,7 +8,7 @@ extension SharedReaderKey {
   ///   static var apiToken: Self { Self[.secret(service: "com.example.tool", account: "api"), default: nil] }
   /// }
   /// @Shared(.apiToken) var token
-  /// $token.withLock { $0 = APIToken(…) }   // written within a second, once per window
+  /// $token.withLock { $0 = APIToken(…) }   // written at once; more changes within a second wait for it
   /// try await $token.save()                   // written before this returns
   /// ```
   ///
@@ -17,8 +17,9 @@ extension SharedReaderKey {
   ///   is kept.
   /// - Bytes that are not JSON of the type give ``SecretKeyError/undecodable(_:reason:)``; the
   ///   item is not overwritten before a backup item holds its bytes.
-  /// - Mutations are written at most once per `writeWindow`, carrying the latest value; an
-  ///   explicit `save()` writes at once. Pending writes are flushed when the last handle goes,
+  /// - The first mutation is written at once; the ones that follow within `writeWindow` are
+  ///   written together when it closes, carrying the latest value (at most two writes in any
+  ///   window); an explicit `save()` writes at once. Pending writes are flushed when the last handle goes,
   ///   at exit and on SIGTERM/SIGINT. Writing `nil` deletes the item.
   /// - Changes made by other processes (`secretctl set`, `secret-tool store`) arrive live;
   ///   while a local value waits for its write, it wins.
@@ -32,7 +33,7 @@ extension SharedReaderKey {
   ///   - service: the `service` attribute of the item.
   ///   - account: the `account` attribute of the item.
   ///   - collection: where the item lives; the `default` alias unless given.
-  ///   - writeWindow: how long mutations are gathered before one write.
+  ///   - writeWindow: how long the mutations after a write are gathered before the next.
   public static func secret<Value>(
     service: String, account: String, collection: CollectionID = .default, writeWindow: Duration = .seconds(1)
   ) -> Self where Self == SecretKey<Value> {
@@ -42,9 +43,19 @@ extension SharedReaderKey {
 
 /// The key behind `.secret(service:account:collection:writeWindow:)`: a `PersistentValue`
 /// over one Secret Service item, or over the store of its address in the environment's
-/// ``SecretKeyStore``.
-public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConvertible {
-  let persistent: PersistentValue<AnySecretStore, Value>
+/// ``SecretKeyStore`` (SharedState's `PersistentKey`).
+///
+/// - The first load reads at once, like a Keychain query; an explicit `load()` reads off the
+///   cooperative pool, in turn with the reads that change signals cause.
+/// - Subscribing watches the item's collection through the provider's
+///   `ItemCreated/Changed/Deleted` signals (or as its store watches); the key's own writes do not
+///   come back as changes. When the provider cannot be reached, watching starts after the key's
+///   next successful read or write. Cancelling writes a pending value.
+/// - Saving writes the first mutation at once and batches the ones that follow (`.didSet`) into
+///   one write per window, and writes `save()` (`.userInitiated`) before resuming; `nil`
+///   deletes the item. Bytes that did not decode are first copied to a backup item.
+public struct SecretKey<Value: Codable & Sendable>: PersistentKey, CustomStringConvertible {
+  let core: PersistentValue<AnySecretStore, Value>
   /// Where the value lives.
   public let address: SecretItemAddress
   private let store: ObjectIdentifier
@@ -54,10 +65,13 @@ public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConve
     let (store, identity) = environment.secretKeyStore.store(for: address, in: environment)
     self.address = address
     self.store = identity
-    persistent = PersistentValue(
+    core = PersistentValue(
       store: store, window: writeWindow, decode: { try SecretJSON.decode(Value.self, $0, address: address) },
       encode: { try SecretJSON.encode($0) }, environment: environment)
   }
+
+  /// The core that keeps the value.
+  public var persistence: PersistentValue<some PersistentStore, Value> { core }
 
   /// Service, account and collection (and the store, which differs only in tests): nothing
   /// else, so every declaration of the same secret shares one value whatever its window.
@@ -80,26 +94,5 @@ public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConve
   /// `.secret(service: "S", account: "A")`, for messages and debugging.
   public var description: String {
     ".secret(service: \(String(reflecting: address.service)), account: \(String(reflecting: address.account)))"
-  }
-
-  /// The first load reads at once, like a Keychain query; an explicit `load()` reads off the
-  /// cooperative pool, in turn with the reads that change signals cause.
-  public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
-    persistent.load(context: context, continuation: continuation)
-  }
-
-  /// Watches the item through the provider's `ItemCreated/Changed/Deleted` signals (or as its
-  /// store watches); the key's own writes do not come back as changes. When the provider cannot
-  /// be reached, watching starts after the key's next successful read or write. Cancelling
-  /// writes a pending value.
-  public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
-    persistent.subscribe(context: context, subscriber: subscriber)
-  }
-
-  /// Batches mutations (`.didSet`) into one write per window and writes `save()`
-  /// (`.userInitiated`) before resuming; `nil` deletes the item. Bytes that did not decode are
-  /// first copied to a backup item.
-  public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-    persistent.save(value, context: context, continuation: continuation)
   }
 }

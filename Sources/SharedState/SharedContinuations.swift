@@ -2,8 +2,9 @@
 ///
 /// Resume it exactly once. Resuming twice, or dropping it without resuming, is a programming
 /// error: it is reported through ``SharedEnvironment/reportIssue`` (a runtime warning on
-/// standard error by default), never a crash. A continuation dropped unresumed ends the load
-/// with ``SharedStateError/continuationNeverResumed(_:)``, so `try await $x.load()` does not hang.
+/// standard error by default), never a crash. A continuation dropped unresumed ends the load as
+/// if nothing were stored (the value is kept, as in swift-sharing), so `try await $x.load()`
+/// does not hang.
 ///
 /// ```swift
 /// func load(context: LoadContext<Token?>, continuation: LoadContinuation<Token?>) {
@@ -38,7 +39,7 @@ public struct LoadContinuation<Value: Sendable>: Sendable {
   ) {
     box = ContinuationBox(
       kind: "LoadContinuation", description: description, reportIssue: reportIssue,
-      callback: callback)
+      whenDropped: (.success(nil), "the load ends as if nothing were stored."), callback: callback)
   }
 
   /// Ends the load with a value.
@@ -58,7 +59,9 @@ public struct LoadContinuation<Value: Sendable>: Sendable {
 /// The one-shot callback a ``SharedKey`` resumes when a save finishes.
 ///
 /// Same rules as ``LoadContinuation``: exactly once; a second resume or a dropped continuation
-/// is reported, never a crash or a hang.
+/// is reported, never a crash or a hang. A save whose continuation is dropped fails with
+/// ``SharedStateError/continuationNeverResumed(_:)``: nothing says the value was stored, so
+/// `try await $x.save()` does not claim it was (swift-sharing reports success).
 public struct SaveContinuation: Sendable {
   let box: ContinuationBox<Void>
 
@@ -81,7 +84,10 @@ public struct SaveContinuation: Sendable {
   ) {
     box = ContinuationBox(
       kind: "SaveContinuation", description: description, reportIssue: reportIssue,
-      callback: callback)
+      whenDropped: (
+        .failure(SharedStateError.continuationNeverResumed("SaveContinuation for \(description)")),
+        "the save fails with continuationNeverResumed."
+      ), callback: callback)
   }
 
   /// Ends the save successfully.

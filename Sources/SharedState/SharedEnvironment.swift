@@ -11,9 +11,9 @@ import SystemCalls
 /// or a keyring.
 ///
 /// ```swift
-/// @Test func counter() throws {
+/// @Test func counter() {
 ///   let environment = SharedEnvironment.test()
-///   try environment.withValue {
+///   environment.withValue {
 ///     @Shared(.inMemory("count")) var count = 0
 ///     $count.withLock { $0 += 1 }
 ///     #expect(count == 1)

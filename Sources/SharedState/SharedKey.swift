@@ -21,8 +21,9 @@
 /// }
 /// ```
 ///
-/// A key that batches writes should batch ``SaveContext/didSet`` saves (see ``WriteBatcher``)
-/// and write ``SaveContext/userInitiated`` saves before resuming the continuation.
+/// A key that batches writes should batch ``SaveContext/didSet`` saves and write
+/// ``SaveContext/userInitiated`` saves before resuming the continuation: a key over a
+/// ``PersistentStore`` gets both from ``PersistentValue`` (see ``PersistentKey``).
 public protocol SharedKey<Value>: SharedReaderKey {
   /// Saves a value.
   ///

@@ -1,5 +1,6 @@
-// A process for the whole-process tests of SecretKey. It mutates a secret inside a 600 s write
-// window, says "pending" on stdout, then:
+// A process for the whole-process tests of SecretKey. It changes a secret to "first" (written at
+// once; it waits for that write), then to VALUE, which waits in the 600 s write window; it says
+// "pending" on stdout, then:
 //   secrets-child wait      SERVICE ACCOUNT VALUE   waits for a signal (SIGTERM, SIGINT)
 //   secrets-child exit      SERVICE ACCOUNT VALUE   returns from main: a normal exit
 //   secrets-child in-memory SERVICE ACCOUNT VALUE   (in a test environment: in-memory storage)
@@ -15,8 +16,11 @@ import Secrets
 func say(_ line: String) { _ = (line + "\n").withCString { write(1, $0, strlen($0)) } }
 
 func mutate(_ service: String, _ account: String, _ value: String) -> Shared<String?> {
-  let shared = Shared<String?>(
-    wrappedValue: nil, .secret(service: service, account: account, writeWindow: .seconds(600)))
+  let key = SecretKey<String?>.secret(service: service, account: account, writeWindow: .seconds(600))
+  let shared = Shared<String?>(wrappedValue: nil, key)
+  shared.withLock { $0 = "first" }
+  let deadline = ContinuousClock.now + .seconds(20)
+  while key.persistence.hasPendingWrite, ContinuousClock.now < deadline { usleep(10_000) }
   shared.withLock { $0 = value }
   say("pending")
   return shared

@@ -44,20 +44,20 @@ protocol PersistenceProbe: SharedKey where Value == Int {
 
 extension FileStorageKey: PersistenceProbe where Value == Int {
   func shared(default value: Int) -> Shared<Int> { Shared(wrappedValue: value, self) }
-  var noticeCount: Int { persistent.noticeCount.load(ordering: .relaxed) }
-  func settle() { persistent.settle() }
+  var noticeCount: Int { core.noticeCount.load(ordering: .relaxed) }
+  func settle() { core.settle() }
 }
 
 extension AppStorageKey: PersistenceProbe where Value == Int {
   func shared(default value: Int) -> Shared<Int> { Shared(wrappedValue: value, self) }
-  var noticeCount: Int { persistent.noticeCount.load(ordering: .relaxed) }
-  func settle() { persistent.settle() }
+  var noticeCount: Int { core.noticeCount.load(ordering: .relaxed) }
+  func settle() { core.settle() }
 }
 
 extension SecretKey: PersistenceProbe where Value == Int {
   func shared(default value: Int) -> Shared<Int> { Shared(wrappedValue: value, self) }
-  var noticeCount: Int { persistent.noticeCount.load(ordering: .relaxed) }
-  func settle() { persistent.settle() }
+  var noticeCount: Int { core.noticeCount.load(ordering: .relaxed) }
+  func settle() { core.settle() }
 }
 
 /// Runs `body` with a stage of `backend` and a manual write clock.
@@ -206,6 +206,9 @@ struct PersistenceRulesTests {
         #expect(try stage.stored() == "1")
         return
       }
+      // The first change is written at once and opens the window; the next one waits for it.
+      shared.withLock { $0 = 5 }
+      try await eventually("the first change written") { try stage.stored() == "5" }
       shared.withLock { $0 = 1 }
       let before = key.noticeCount
       try stage.writeOutside("2")
@@ -248,6 +251,34 @@ struct PersistenceRulesTests {
       #expect(try stage.stored() == "5")
       let copies = try stage.keptCopies()
       #expect(copies.count == 1, "\(copies)")
+    }
+  }
+
+  @Test(
+    "no mutation made in this process is lost, while the store's watcher reads back the key's own writes",
+    arguments: Backend.allCases)
+  func noMutationIsLostUnderTheWatcher(backend: Backend) async throws {
+    try await withStage(backend) { stage, clock in
+      let key = stage.key()
+      let shared = key.shared(default: 0)
+      // App storage writes every mutation at once; the others write the first of a batch at
+      // once and the rest when the window closes, which the clock does every 100 mutations.
+      let mutations = backend == .appStorage || backend == .file ? 10_000 : 1_000
+      for round in 1...mutations {
+        shared.withLock { $0 += 1 }
+        if round % 100 == 0 { clock.advance(by: .seconds(1)) }
+        #expect(shared.wrappedValue == round, "a mutation was lost")
+        if shared.wrappedValue != round { break }
+      }
+      clock.advance(by: .seconds(1))
+      try await eventually("the last value stored") { try stage.stored() == "\(mutations)" }
+      #expect(shared.wrappedValue == mutations)
+      // Another process writes last: every echo of the key's own writes is read before its
+      // change (reads keep their order), and none of them takes its place.
+      let seen = key.noticeCount
+      try stage.writeOutside("\(mutations + 7)")
+      try await waitForNotice(key, after: seen)
+      #expect(shared.wrappedValue == mutations + 7)
     }
   }
 

@@ -3,14 +3,19 @@
 // `defaults:SUITE:KEY`) and reports on standard output, so the tests can signal it, let it exit,
 // or race it.
 //
-//   SharedStateChild window PATH VALUE        mutate (60 s window), print "ready", wait for a signal
+//   SharedStateChild window PATH VALUE        write -1 (a first change, written at once), then
+//                                             leave VALUE pending (60 s window), print "ready",
+//                                             wait for a signal
 //   SharedStateChild host-handler PATH VALUE  same, with a host SIGTERM handler that exits 42
 //   SharedStateChild opt-out PATH VALUE       same, after opting out of exit handling
-//   SharedStateChild exit PATH VALUE          mutate (60 s window), then exit(0)
+//   SharedStateChild exit PATH VALUE          write -1, leave VALUE pending, then exit(0)
 //   SharedStateChild await PATH VALUE         print "ready CURRENT", wait until VALUE, print "seen VALUE"
 //   SharedStateChild set PATH VALUE           print "loaded CURRENT", save VALUE now, exit
 //   SharedStateChild defaults-set SUITE:KEY VALUE   set the entry with UserDefaults itself (a
 //                                                   number, or else a string), exit
+//   SharedStateChild allocations - N          print the mallocs of N withLock calls on an
+//                                             .inMemory value, then those of N objects made
+import AllocationCounting
 import Foundation
 import Glibc
 import SharedState
@@ -21,10 +26,22 @@ func say(_ line: String) {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 4, let target = Int(arguments[3]) ?? (arguments[1] == "defaults-set" ? 0 : nil) else {
-  say("usage: SharedStateChild window|host-handler|opt-out|exit|await|set|defaults-set PATH VALUE")
+  say("usage: SharedStateChild window|host-handler|opt-out|exit|await|set|defaults-set|allocations PATH VALUE")
   exit(2)
 }
 let url = URL(filePath: arguments[2])
+
+/// A file's value with `value` waiting in a 60 s window: the first change (-1) is written at once
+/// and waited for, so the next one waits for the window.
+func sharedWithAPendingChange(_ value: Int) -> Shared<Int> {
+  let key = FileStorageKey<Int>.fileStorage(url, writeWindow: .seconds(60))
+  let shared = Shared(wrappedValue: 0, key)
+  shared.withLock { $0 = -1 }
+  let deadline = Date().addingTimeInterval(20)
+  while key.persistence.hasPendingWrite, Date() < deadline { usleep(10_000) }
+  shared.withLock { $0 = value }
+  return shared
+}
 
 /// The shared value of PATH: a file, or `defaults:SUITE:KEY`.
 func shared() -> Shared<Int> {
@@ -44,14 +61,27 @@ case "window", "host-handler", "opt-out":
   if arguments[1] == "opt-out" {
     PendingWrites.installsExitHandlersAutomatically = false
   }
-  let shared = Shared(wrappedValue: 0, .fileStorage(url, writeWindow: .seconds(60)))
-  shared.withLock { $0 = target }
-  say("ready")
-  while true { sleep(60) }
+  // Held for the life of the process: a last handle going away would write at once.
+  withExtendedLifetime(sharedWithAPendingChange(target)) {
+    say("ready")
+    while true { sleep(60) }
+  }
 
 case "exit":
-  let shared = Shared(wrappedValue: 0, .fileStorage(url, writeWindow: .seconds(60)))
-  shared.withLock { $0 = target }
+  withExtendedLifetime(sharedWithAPendingChange(target)) { exit(0) }
+
+case "allocations":
+  let shared = SharedEnvironment.test().withValue { Shared(wrappedValue: 0, .inMemory("allocations")) }
+  // Metadata and caches are made by the first call.
+  shared.withLock { $0 += 1 }
+  allocation_counting_start()
+  for _ in 0..<target { shared.withLock { $0 += 1 } }
+  let mutations = allocation_counting_stop()
+  // The control: objects are allocated, and counted.
+  allocation_counting_start()
+  for value in 0..<target { withExtendedLifetime(CountedObject(value)) {} }
+  let objects = allocation_counting_stop()
+  say("\(mutations) \(objects)")
   exit(0)
 
 case "defaults-set":
@@ -101,4 +131,10 @@ case "set":
 default:
   say("unknown mode \(arguments[1])")
   exit(2)
+}
+
+/// An object whose every instance is an allocation.
+final class CountedObject {
+  let value: Int
+  init(_ value: Int) { self.value = value }
 }

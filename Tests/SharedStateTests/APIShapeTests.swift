@@ -106,12 +106,6 @@ private func flushShape() throws {
   PendingWrites.installsExitHandlersAutomatically = false
   PendingWrites.installExitHandlers()
   PendingWrites.uninstallExitHandlers()
-  let batcher = WriteBatcher<Data>(window: .seconds(1), clock: .live, flushesAtExit: true) { _ in }
-  batcher.schedule(Data()) { (_: Result<Void, any Error>) in }
-  try batcher.writeNow(Data())
-  try batcher.flush()
-  batcher.cancelPendingWrite()
-  _ = batcher.hasPendingWrite
 }
 
 /// A key author's persistent key: a store of its own under the shared core.
@@ -125,20 +119,14 @@ private struct ShapeRowStore: PersistentStore {
   var readsBeforeWriting: Bool { false }
 }
 
-private struct ShapeRowKey: SharedKey {
-  let persistent = PersistentValue<ShapeRowStore, Int>(
-    store: ShapeRowStore(), window: .milliseconds(10),
-    decode: { _ in 1 }, encode: { _ in Data() })
+private struct ShapeRowKey: PersistentKey {
+  typealias Value = Int
+  let persistence: PersistentValue<ShapeRowStore, Int>
+  init() {
+    persistence = PersistentValue(
+      store: ShapeRowStore(), window: .milliseconds(10), decode: { _ in 1 }, encode: { _ in Data() })
+  }
   var id: String { "row" }
-  func load(context: LoadContext<Int>, continuation: LoadContinuation<Int>) {
-    persistent.load(context: context, continuation: continuation)
-  }
-  func subscribe(context: LoadContext<Int>, subscriber: SharedSubscriber<Int>) -> SharedSubscription {
-    persistent.subscribe(context: context, subscriber: subscriber)
-  }
-  func save(_ value: Int, context: SaveContext, continuation: SaveContinuation) {
-    persistent.save(value, context: context, continuation: continuation)
-  }
 }
 
 private enum ShapeServiceKey: SharedEnvironmentKey {
@@ -148,8 +136,10 @@ private enum ShapeServiceKey: SharedEnvironmentKey {
 
 private func persistenceShape(optional: Shared<Int?>, reader: SharedReader<Int?>) async throws {
   @Shared(ShapeRowKey()) var row = 0
-  try ShapeRowKey().persistent.flush()
-  _ = ShapeRowKey().persistent.hasPendingWrite
+  try ShapeRowKey().persistence.flush()
+  _ = ShapeRowKey().persistence.hasPendingWrite
+  let fileKey: FileStorageKey<Int> = .fileStorage(URL(filePath: "/tmp/p.json"))
+  try fileKey.persistence.flush()
   @Shared(.appStorage("flag", store: UserDefaults(suiteName: "shape"))) var flag = false
   @Shared(.appStorage("maybe")) var maybe: String?
   @Shared(.fileStorage(URL(filePath: "/tmp/x.json"), decoder: JSONDecoder(), encoder: JSONEncoder())) var file = [1]
@@ -169,4 +159,20 @@ private func persistenceShape(optional: Shared<Int?>, reader: SharedReader<Int?>
   let environment = SharedEnvironment.test(defaults: InMemoryDefaults())
   _ = (defaults, environment.defaults, environment.isTest, environment[ShapeServiceKey.self])
   _ = SharedKeyDefault<InMemoryKey<Int>>[.inMemory("n"), default: 1].initialValue
+}
+
+/// What code written for swift-sharing uses beyond the basics: moving handles that are
+/// constants, named keys given a value, descriptions, and the change tracker.
+private func swiftSharingShape(handle: Shared<Int>, reader: SharedReader<Int>) async throws {
+  try await handle.load(.inMemory("other"))
+  try await reader.load(.inMemory("other"))
+  handle.projectedValue = Shared(value: 2)
+  reader.projectedValue = SharedReader(value: 2)
+  @Shared(.shapeToken) var token = Token(value: "given")
+  _ = (handle.description, reader.description, token)
+  let tracker = SharedChangeTracker(reportUnassertedChanges: false)
+  tracker.track { handle.withLock { $0 += 1 } }
+  let asserted: Bool = tracker.assert { handle == handle }
+  _ = (asserted, tracker.hasChanges, tracker == SharedChangeTracker(), Set([tracker]))
+  tracker.reset()
 }

@@ -36,18 +36,52 @@ struct FileStorageKeyTests {
     }
   }
 
-  @Test func thousandMutationsInOneWindowGiveOneWriteOfTheLastValue() throws {
+  @Test func anEmptyFileCountsAsAbsentAndIsLeftAsItIs() throws {
+    files.setContents(Data(), atPath: path)
+    environment.withValue {
+      @Shared(.fileStorage(url)) var notes: [Note] = [Note(title: "default")]
+      #expect(notes == [Note(title: "default")])
+      #expect($notes.loadError == nil, "an empty file was taken for contents that do not decode")
+      clock.advance(by: .seconds(10))
+      #expect(files.contents(atPath: path) == Data())
+      #expect(files.paths.allSatisfy { !$0.contains(".corrupt-") }, "an empty file was kept as undecodable")
+    }
+  }
+
+  @Test func theFirstMutationIsWrittenAtOnceAndAThousandMoreInItsWindowMakeOneMoreWrite() throws {
     environment.withValue {
       @Shared(.fileStorage(url)) var count = 0
       for _ in 0..<1_000 { $count.withLock { $0 += 1 } }
-      #expect(files.writeCount(atPath: path) == 0)
-      clock.advance(by: .milliseconds(999))
-      #expect(files.writeCount(atPath: path) == 0)
-      clock.advance(by: .milliseconds(1))
       #expect(files.writeCount(atPath: path) == 1)
+      #expect(files.contents(atPath: path) == Data("1".utf8))
+      clock.advance(by: .milliseconds(999))
+      #expect(files.writeCount(atPath: path) == 1)
+      clock.advance(by: .milliseconds(1))
+      #expect(files.writeCount(atPath: path) == 2)
       #expect(files.contents(atPath: path) == Data("1000".utf8))
       clock.advance(by: .seconds(5))
-      #expect(files.writeCount(atPath: path) == 1)
+      #expect(files.writeCount(atPath: path) == 2)
+    }
+  }
+
+  @Test func aChangeAfterTheWriteOfAWindowWaitsForTheNextOneAndAQuietWindowEndsTheBatch() throws {
+    environment.withValue {
+      @Shared(.fileStorage(url)) var count = 0
+      $count.withLock { $0 = 1 }
+      $count.withLock { $0 = 2 }
+      clock.advance(by: .seconds(1))
+      #expect(files.writeCount(atPath: path) == 2)
+      // Written at 1 s: the window after it is open, so this change waits for its end.
+      $count.withLock { $0 = 3 }
+      clock.advance(by: .milliseconds(500))
+      #expect(files.contents(atPath: path) == Data("2".utf8))
+      clock.advance(by: .milliseconds(500))
+      #expect(files.contents(atPath: path) == Data("3".utf8))
+      // A window that gathers nothing ends the batch: the next change is written at once.
+      clock.advance(by: .seconds(1))
+      $count.withLock { $0 = 4 }
+      #expect(files.contents(atPath: path) == Data("4".utf8))
+      #expect(files.writeCount(atPath: path) == 4)
     }
   }
 
@@ -55,23 +89,26 @@ struct FileStorageKeyTests {
     environment.withValue {
       @Shared(.fileStorage(url, writeWindow: .seconds(5))) var count = 0
       $count.withLock { $0 = 1 }
+      $count.withLock { $0 = 2 }
       clock.advance(by: .seconds(4))
-      #expect(files.writeCount(atPath: path) == 0)
-      clock.advance(by: .seconds(1))
       #expect(files.writeCount(atPath: path) == 1)
+      clock.advance(by: .seconds(1))
+      #expect(files.writeCount(atPath: path) == 2)
     }
   }
 
   @Test func userInitiatedSaveIsWrittenBeforeItReturns() async throws {
     try await environment.withValue {
       @Shared(.fileStorage(url)) var count = 0
+      $count.withLock { $0 = 6 }
       $count.withLock { $0 = 7 }
+      #expect(files.contents(atPath: path) == Data("6".utf8))
       try await $count.save()
       #expect(files.contents(atPath: path) == Data("7".utf8))
-      #expect(files.writeCount(atPath: path) == 1)
-      // The pending window was cancelled by the save.
+      #expect(files.writeCount(atPath: path) == 2)
+      // The save cancelled the pending write and its window.
       clock.advance(by: .seconds(2))
-      #expect(files.writeCount(atPath: path) == 1)
+      #expect(files.writeCount(atPath: path) == 2)
     }
   }
 
@@ -133,6 +170,7 @@ struct FileStorageKeyTests {
   @Test func aChangeWaitingForItsWriteWinsOverAnOutsideEdit() throws {
     environment.withValue {
       @Shared(.fileStorage(url)) var count = 0
+      $count.withLock { $0 = 2 }
       $count.withLock { $0 = 1 }
       files.setContents(Data("5".utf8), atPath: path)
       #expect(count == 1, "the outside edit replaced a change still waiting for its write")
@@ -147,15 +185,17 @@ struct FileStorageKeyTests {
   }
 
   @Test func reloadTakesTheFileAndDropsTheOlderPendingChange() async throws {
-    files.setContents(Data("1".utf8), atPath: path)
     try await environment.withValue {
       @Shared(.fileStorage(url)) var count = 0
       $count.withLock { $0 = 2 }
+      $count.withLock { $0 = 3 }
+      // Another writer, unseen while the change waits for its window.
+      files.setContents(Data("1".utf8), atPath: path)
       try await $count.load()
       #expect(count == 1)
       clock.advance(by: .seconds(1))
       #expect(files.contents(atPath: path) == Data("1".utf8))
-      #expect(files.writeCount(atPath: path) == 0)
+      #expect(files.writeCount(atPath: path) == 1, "only the first change was written")
     }
   }
 
@@ -175,9 +215,10 @@ struct FileStorageKeyTests {
       do {
         @Shared(.fileStorage(url)) var count = 0
         $count.withLock { $0 = 3 }
+        $count.withLock { $0 = 4 }
         faulty.failNextWrite(.beforeReplacing)
       }
-      #expect(files.contents(atPath: path) == nil)
+      #expect(files.contents(atPath: path) == Data("3".utf8))
       let report = log.all.first { $0.contains("when its last handle went away") }
       #expect(report?.contains(path) == true, "\(log.all)")
       #expect(report?.contains("disk full") == true, "\(log.all)")
@@ -188,16 +229,21 @@ struct FileStorageKeyTests {
     let faulty = FaultyFileSystem(files: files)
     await faulty.environment(clock: clock, log: log).withValue {
       @Shared(.fileStorage(url)) var count = 0
-      faulty.failNextWrite(.afterReplacing)
       $count.withLock { $0 = 1 }
-      await #expect(throws: FileStorageError.self) { try await $count.save() }
-      #expect(files.contents(atPath: path) == Data("1".utf8))
       $count.withLock { $0 = 2 }
-      // The event of the write that replaced the file arrives after its error.
-      faulty.deliverHeldEvents()
-      #expect(count == 2)
-      clock.advance(by: .seconds(1))
+      faulty.failNextWrite(.afterReplacing)
+      await #expect(throws: FileStorageError.self) { try await $count.save() }
       #expect(files.contents(atPath: path) == Data("2".utf8))
+      let changes = CountBox()
+      withObservationTracking {
+        _ = count
+      } onChange: {
+        changes.increment()
+      }
+      // The events of the writes arrive after the error: the file holds the key's own value.
+      faulty.deliverHeldEvents()
+      #expect(changes.value == 0, "the key's own write came back as a change")
+      #expect(count == 2)
     }
   }
 
@@ -209,8 +255,8 @@ struct FileStorageKeyTests {
       #expect(count == 1)
       faulty.failNextWrite(.beforeReplacing)
       faulty.failNextWrite(.beforeReplacing)
+      // Written at once, fails; tried again when the window closes, fails, and is reported.
       $count.withLock { $0 = 2 }
-      clock.advance(by: .seconds(1))
       #expect($count.saveError == nil, "reported before the second try")
       clock.advance(by: .seconds(1))
       #expect($count.saveError != nil)

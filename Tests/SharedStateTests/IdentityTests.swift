@@ -112,7 +112,8 @@ struct IdentityTests {
       $bare.withLock { $0 += 1 }
       clock.advance(by: .seconds(1))
       #expect(files.contents(atPath: pairedPath) == Data("3".utf8))
-      #expect(files.writeCount(atPath: pairedPath) == 1)
+      // One batch of one file: the first change at once, the second when the window closed.
+      #expect(files.writeCount(atPath: pairedPath) == 2)
     }
   }
 
@@ -132,6 +133,46 @@ struct IdentityTests {
     let third = Shared(wrappedValue: 0, ControlledKey(backend: backend))
     #expect(third.wrappedValue == 3)
     #expect(backend.state.withLock { ($0.subscribes, $0.loads) } == (2, 2))
+  }
+
+  @Test func aDefaultMayDeclareSharedStateOfItsOwn() {
+    struct Inner: Sendable {
+      @Shared(.inMemory("inner")) var count = 1
+    }
+    struct Outer: Sendable {
+      @Shared(.inMemory("outer")) var inner = Inner()
+    }
+    testEnvironment().withValue {
+      let outer = Outer()
+      #expect(outer.inner.count == 1)
+      outer.inner.$count.withLock { $0 += 1 }
+      @Shared(.inMemory("inner")) var inner = 0
+      #expect(inner == 2)
+    }
+  }
+
+  @Test func aDefaultThatDeclaresTheSameKeyGetsItsOwnValueAndTheFirstRegisteredWins() {
+    testEnvironment().withValue {
+      @Shared(.inMemory("both")) var outer: Int = {
+        @Shared(.inMemory("both")) var inner = 5
+        return inner + 1
+      }()
+      // The handle in the default was registered first: it is the value.
+      #expect(outer == 5)
+    }
+  }
+
+  @Test func handlesMadeAndDroppedOnManyThreadsAtOnceNeverCrash() {
+    let environment = testEnvironment()
+    let key = environment.withValue { FileStorageKey<Int>.fileStorage(URL(filePath: "/home/test/churn.json")) }
+    // The last handle of a reference going on one thread while another thread asks the
+    // registry for the same key: the reference's release must not happen under the registry's lock.
+    let finished = finishesOnAnotherThread(within: .seconds(60)) {
+      DispatchQueue.concurrentPerform(iterations: 8) { _ in
+        for _ in 0..<5_000 { _ = Shared(wrappedValue: 0, key).wrappedValue }
+      }
+    }
+    #expect(finished)
   }
 
   @Test func environmentsDoNotShare() throws {

@@ -90,18 +90,31 @@ struct ContinuationTests {
     #expect(log.all.filter { $0.contains("resumed more than once") }.count == 2)
   }
 
-  @Test func neverResumedIsReportedAndDoesNotHang() async throws {
+  @Test func aLoadNeverResumedIsReportedAndEndsAsIfNothingWereStored() async throws {
     let log = IssueLog()
-    await testEnvironment(log: log).withValue {
+    try await testEnvironment(log: log).withValue {
       let backend = Backend<Int>(stored: 1)
       backend.state.withLock { $0.misbehaviour = .neverResume }
       let shared = Shared(wrappedValue: 0, ControlledKey(backend: backend))
       #expect(shared.wrappedValue == 0)
       #expect(!shared.isLoading)
-      await #expect(throws: SharedStateError.self) { try await shared.load() }
-      #expect(shared.loadError is SharedStateError)
+      shared.withLock { $0 = 5 }
+      try await shared.load()
+      #expect(shared.wrappedValue == 5, "a load that never finished changed the value")
+      #expect(shared.loadError == nil)
+      #expect(!shared.isLoading)
     }
     #expect(log.all.filter { $0.contains("released without being resumed") }.count == 2)
+  }
+
+  @Test func aSaveNeverResumedIsReportedAndFails() async throws {
+    let log = IssueLog()
+    await testEnvironment(log: log).withValue {
+      let shared = Shared(wrappedValue: 0, SilentSaveKey())
+      await #expect(throws: SharedStateError.self) { try await shared.save() }
+      #expect(shared.saveError is SharedStateError)
+    }
+    #expect(log.all.contains { $0.contains("released without being resumed") && $0.contains("save fails") })
   }
 
   @Test func subscriptionCancelsOnceAlsoOnRelease() {
@@ -123,4 +136,16 @@ final class CountBox: Sendable {
   private let count = Synchronization.Mutex(0)
   var value: Int { count.withLock { $0 } }
   func increment() { count.withLock { $0 += 1 } }
+}
+
+/// A key whose saves never resume their continuation.
+private struct SilentSaveKey: SharedKey {
+  var id: String { "silent-save" }
+  func load(context: LoadContext<Int>, continuation: LoadContinuation<Int>) {
+    continuation.resumeReturningInitialValue()
+  }
+  func subscribe(context: LoadContext<Int>, subscriber: SharedSubscriber<Int>) -> SharedSubscription {
+    SharedSubscription {}
+  }
+  func save(_ value: Int, context: SaveContext, continuation: SaveContinuation) {}
 }

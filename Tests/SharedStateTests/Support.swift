@@ -61,6 +61,8 @@ final class Backend<Value: Sendable>: Sendable {
 /// A key whose behaviour each test controls through its ``Backend``.
 struct ControlledKey<Value: Sendable>: SharedKey {
   let backend: Backend<Value>
+  /// When set, explicit loads wait there until the test releases them.
+  var heldLoads: HeldLoads? = nil
 
   struct ID: Hashable, Sendable {
     let backend: ObjectIdentifier
@@ -74,6 +76,9 @@ struct ControlledKey<Value: Sendable>: SharedKey {
       state.loads += 1
       if let failure = state.loadFailure { return (.failure(failure), state.misbehaviour) }
       return (.success(state.stored), state.misbehaviour)
+    }
+    if case .userInitiated = context, let heldLoads {
+      return heldLoads.hold { continuation.resume(with: result) }
     }
     switch misbehaviour {
     case .none:
@@ -251,4 +256,27 @@ func fileSystemEnvironment(clock: TestWriteClock = TestWriteClock(), log: IssueL
   SharedEnvironment(
     inMemoryStorage: InMemoryStorage(), fileStorage: .fileSystem, writeClock: clock.clock,
     reportIssue: log.report, flushesPendingWritesAtExit: false)
+}
+
+/// Explicit loads held inside a ``ControlledKey`` until the test releases them.
+final class HeldLoads: Sendable {
+  private let loads = Mutex<[@Sendable () -> Void]>([])
+  private let held = Atomic<Int>(0)
+
+  /// How many loads were held so far.
+  var count: Int { held.load(ordering: .acquiring) }
+
+  fileprivate func hold(_ finish: @escaping @Sendable () -> Void) {
+    loads.withLock { $0.append(finish) }
+    held.add(1, ordering: .releasing)
+  }
+
+  /// Lets every held load finish.
+  func releaseAll() {
+    let finishing = loads.withLock { loads in
+      defer { loads = [] }
+      return loads
+    }
+    for finish in finishing { finish() }
+  }
 }

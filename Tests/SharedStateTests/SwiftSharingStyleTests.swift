@@ -129,12 +129,10 @@ struct SwiftSharingStyleTests {
     }
   }
 
-  @Test func fileStorageUsesTheGivenEncoderWhenItsWindowCloses() throws {
+  @Test func fileStorageWritesTheFirstChangeAtOnceWithTheGivenEncoder() throws {
     try environment.withValue {
       let model = FactsModel()
       model.save(Fact(id: 1, text: "Octopuses have three hearts"))
-      #expect(files.contents(atPath: factsPath) == nil)
-      clock.advance(by: .seconds(1))
       let written = try #require(files.contents(atPath: factsPath))
       #expect(String(decoding: written, as: UTF8.self).contains("\n  {\n    \"id\" : 1,"))
       #expect(try factDecoder.decode([Fact].self, from: written) == model.facts)

@@ -15,93 +15,141 @@ struct WriteBatcherTests {
   let log = WriteLog<Int>()
 
   func makeBatcher(window: Duration = .seconds(1)) -> WriteBatcher<Int> {
-    WriteBatcher(window: window, clock: clock.clock, flushesAtExit: false) { [log] in log.append($0) }
+    WriteBatcher(window: window, clock: clock.clock, lead: WriteBatcher<Int>.inPlace, flushesAtExit: false) { [log] in
+      log.append($0)
+    }
   }
 
-  @Test func oneWriteOfTheLatestValuePerWindow() {
+  @Test func theFirstValueIsWrittenAtOnceAndTheLatestOfTheRestWhenTheWindowCloses() {
     let batcher = makeBatcher()
     for value in 1...100 { batcher.schedule(value) }
-    #expect(log.all.isEmpty)
+    #expect(log.all == [1])
     #expect(batcher.hasPendingWrite)
     clock.advance(by: .seconds(1))
-    #expect(log.all == [100])
+    #expect(log.all == [1, 100])
+    // The write at 1 s opened the next window: these wait for its end.
     batcher.schedule(101)
     clock.advance(by: .milliseconds(500))
     batcher.schedule(102)
     clock.advance(by: .milliseconds(500))
-    #expect(log.all == [100, 102])
+    #expect(log.all == [1, 100, 102])
+    // That window gathers nothing more: the batch ends, and the next value leads a new one.
+    clock.advance(by: .seconds(1))
+    batcher.schedule(103)
+    #expect(log.all == [1, 100, 102, 103])
   }
 
-  @Test func writeNowCancelsThePendingWrite() throws {
+  @Test func noStretchOfOneWindowHoldsMoreThanTwoWrites() {
+    let times = WriteLog<Duration>()
+    let batcher = WriteBatcher<Int>(
+      window: .seconds(1), clock: clock.clock, lead: WriteBatcher<Int>.inPlace, flushesAtExit: false
+    ) {
+      [clock] _ in times.append(clock.now)
+    }
+    // A change every 100 ms for 10 s.
+    for value in 0..<100 {
+      batcher.schedule(value)
+      clock.advance(by: .milliseconds(100))
+    }
+    let written = times.all
+    #expect(written.count >= 10, "\(written)")
+    for (index, time) in written.enumerated() {
+      let inWindow = written[index...].prefix { $0 < time + .seconds(1) }
+      #expect(inWindow.count <= 2, "writes at \(written)")
+    }
+  }
+
+  @Test func aFirstWriteNotYetMadeOnItsThreadIsMadeByAFlush() throws {
+    let leads = WriteLog<@Sendable () -> Void>()
+    let batcher = WriteBatcher<Int>(
+      clock: clock.clock, lead: { leads.append($0) }, flushesAtExit: false, write: { [log] in log.append($0) })
+    batcher.schedule(1)
+    #expect(log.all.isEmpty)
+    #expect(batcher.hasPendingWrite, "a first write on its way is not counted as pending")
+    // What exit does: the write on its way must not be left behind.
+    try batcher.flush()
+    #expect(log.all == [1])
+    // When its thread gets to it, it is not written twice.
+    for write in leads.all { write() }
+    #expect(log.all == [1])
+  }
+
+  @Test func writeNowCancelsThePendingWriteAndTheWindow() throws {
     let batcher = makeBatcher()
     batcher.schedule(1)
-    try batcher.writeNow(2)
-    #expect(log.all == [2])
+    batcher.schedule(2)
+    try batcher.writeNow(3)
+    #expect(log.all == [1, 3])
     clock.advance(by: .seconds(1))
-    #expect(log.all == [2])
+    #expect(log.all == [1, 3])
     #expect(clock.scheduledCount == 0)
+    batcher.schedule(4)
+    #expect(log.all == [1, 3, 4], "the next change after an explicit write is not written at once")
   }
 
-  @Test func aValueScheduledAfterAClaimedWriteStaysPendingAndIsWrittenLast() throws {
+  @Test func aValueScheduledAfterAClaimedWriteIsNeverReplacedByIt() throws {
     let batcher = makeBatcher()
     batcher.schedule(1)
     let write = batcher.claimWriteNow(2)
     let completions = WriteLog<Bool>()
     batcher.schedule(3) { completions.append((try? $0.get()) != nil) }
+    #expect(log.all == [1, 3], "the value scheduled after the claim leads a new window")
     try write()
-    #expect(log.all == [2])
-    #expect(batcher.hasPendingWrite)
-    #expect(completions.all.isEmpty, "the newer value was carried by an older write")
-    clock.advance(by: .seconds(1))
-    #expect(log.all == [2, 3])
+    #expect(log.all == [1, 3], "the older claimed value replaced a newer one")
     #expect(completions.all == [true])
   }
 
   @Test func aValueStoredDespiteAnErrorIsNeverReplacedByAnOlderOne() throws {
     let written = WriteLog<Int>()
-    let batcher = WriteBatcher<Int>(clock: clock.clock, flushesAtExit: false) { value in
+    let batcher = WriteBatcher<Int>(clock: clock.clock, lead: WriteBatcher<Int>.inPlace, flushesAtExit: false) {
+      value in
       written.append(value)
       if value == 2 { throw FileStorageError.replacedButNotSynced(path: "/tmp/x", reason: "I/O error") }
     }
     let older = batcher.claimWriteNow(1)
     batcher.schedule(2)
-    clock.advance(by: .seconds(1))
     try older()
     #expect(written.all == [2], "the older value replaced the stored one")
   }
 
   @Test func completionsReceiveTheWriteResult() {
     struct Full: Error {}
-    let fails = Mutex(true)
-    let batcher = WriteBatcher<Int>(clock: clock.clock, flushesAtExit: false) { _ in
+    let fails = Mutex(false)
+    let batcher = WriteBatcher<Int>(clock: clock.clock, lead: WriteBatcher<Int>.inPlace, flushesAtExit: false) { _ in
       if fails.withLock({ $0 }) { throw Full() }
     }
     let results = WriteLog<Bool>()
     batcher.schedule(1) { results.append((try? $0.get()) != nil) }
+    fails.withLock { $0 = true }
     batcher.schedule(2) { results.append((try? $0.get()) != nil) }
+    batcher.schedule(3) { results.append((try? $0.get()) != nil) }
     clock.advance(by: .seconds(1))
-    // The superseded value succeeds at once; the written one carries the failure.
-    #expect(results.all == [true, false])
+    // The first succeeded at once; the superseded one succeeds when superseded; the written
+    // one carries the failure.
+    #expect(results.all == [true, true, false])
   }
 
   @Test func flushWritesNowAndReleaseFlushes() throws {
     let batcher = makeBatcher()
     batcher.schedule(1)
+    batcher.schedule(2)
     try batcher.flush()
-    #expect(log.all == [1])
+    #expect(log.all == [1, 2])
     do {
       let other = makeBatcher()
-      other.schedule(2)
+      other.schedule(3)
+      other.schedule(4)
     }
-    #expect(log.all == [1, 2])
+    #expect(log.all == [1, 2, 3, 4])
   }
 
   @Test func cancelPendingWriteDropsIt() {
     let batcher = makeBatcher()
     batcher.schedule(1)
+    batcher.schedule(2)
     batcher.cancelPendingWrite()
     clock.advance(by: .seconds(1))
-    #expect(log.all.isEmpty)
+    #expect(log.all == [1])
   }
 }
 

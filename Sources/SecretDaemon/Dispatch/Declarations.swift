@@ -160,7 +160,9 @@ struct DeclaredMethod: Sendable {
     name: String, inputs: [Argument], outputs: [Argument], access: StoreAccess, cost: CallCost,
     run: @escaping @Sendable (Daemon, ObjectNode, Variant, CallContext) throws(DBusError) -> DBusValue
   ) {
-    (self.name, self.inputs, self.outputs, self.access, self.cost, self.run) = (name, inputs, outputs, access, cost, run)
+    (self.name, self.inputs, self.outputs, self.access, self.cost, self.run) = (
+      name, inputs, outputs, access, cost, run
+    )
     inputSignature = "(" + inputs.map(\.type).joined() + ")"
   }
 }

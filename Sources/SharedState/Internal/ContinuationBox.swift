@@ -7,14 +7,19 @@ final class ContinuationBox<Success: Sendable>: Sendable {
   private let description: String
   private let reportIssue: @Sendable (String) -> Void
   private let callback: @Sendable (Result<Success, any Error>) -> Void
+  /// What the callback receives when the continuation is released unresumed, and what the
+  /// report says that means.
+  private let whenDropped: (result: Result<Success, any Error>, meaning: String)
 
   init(
     kind: String, description: String, reportIssue: @escaping @Sendable (String) -> Void,
+    whenDropped: (result: Result<Success, any Error>, meaning: String),
     callback: @escaping @Sendable (Result<Success, any Error>) -> Void
   ) {
     self.kind = kind
     self.description = description
     self.reportIssue = reportIssue
+    self.whenDropped = whenDropped
     self.callback = callback
   }
 
@@ -30,8 +35,10 @@ final class ContinuationBox<Success: Sendable>: Sendable {
 
   deinit {
     if !state.load(ordering: .acquiring) {
-      reportIssue("\(kind) for \(description) was released without being resumed.")
-      callback(.failure(SharedStateError.continuationNeverResumed("\(kind) for \(description)")))
+      reportIssue(
+        "\(kind) for \(description) was released without being resumed; \(whenDropped.meaning) "
+          + "The key must resume its continuation exactly once.")
+      callback(whenDropped.result)
     }
   }
 }

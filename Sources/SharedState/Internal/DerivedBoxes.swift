@@ -1,39 +1,82 @@
 import Synchronization
 
 // Handles derived from another handle: one member of its value, its unwrapped optional, or a
-// value computed from it.
+// value computed from it. Each kind says only how its value comes from the root's (and, if it
+// writes, how a change goes back); reading, observing, loading and saving go through the root,
+// written once in the two protocols below.
 
-/// A handle on one member of another handle's value (`$user.name`).
-final class ProjectedBox<Root: Sendable, Value: Sendable>: MutableBox {
-  let root: any MutableBox<Root>
-  let keyPath: any WritableKeyPath<Root, Value> & Sendable
+/// A box whose value is derived from its root's.
+protocol DerivedBox<Value>: ReaderBox {
+  associatedtype Root: Sendable
+  var root: any ReaderBox<Root> { get }
+  /// This box's value, given the root's.
+  func derive(_ root: Root) -> Value
+  /// What this box adds to the root's description and identity.
+  var step: DerivationStep { get }
+}
 
-  init(root: any MutableBox<Root>, keyPath: any WritableKeyPath<Root, Value> & Sendable) {
-    self.root = root
-    self.keyPath = keyPath
-  }
+/// How a derived box is described and told apart from others on the same root.
+struct DerivationStep {
+  /// The root's description, with this box's part around it.
+  let describe: (String) -> String
+  /// Equal for two boxes that reach the same place.
+  let identity: AnyHashable
+}
 
-  var value: Value { root.value[keyPath: keyPath] }
+extension DerivedBox {
+  var value: Value { derive(root.value) }
   var loadError: (any Error)? { root.loadError }
-  var saveError: (any Error)? { root.saveError }
   var isLoading: Bool { root.isLoading }
   func load() async throws { try await root.load() }
-  func save() async throws { try await root.save() }
-  func values() -> AsyncStream<Value> {
-    let keyPath = keyPath
-    return mapValues(root.values()) { $0[keyPath: keyPath] }
-  }
+  func values() -> AsyncStream<Value> { mapValues(root.values()) { [self] in derive($0) } }
+  var description: String { step.describe(root.description) }
 
-  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-    let keyPath = keyPath
-    return try root.withLock { (rootValue: inout Root) throws(E) -> R in
-      try body(&rootValue[keyPath: keyPath])
+  var identity: HandleIdentity {
+    var identity = root.identity
+    identity.path.append(step.identity)
+    return identity
+  }
+}
+
+/// A derived box that writes through to its root.
+protocol WritableDerivedBox<Value>: DerivedBox, MutableBox {
+  var writableRoot: any MutableBox<Root> { get }
+  /// Runs `body` on this box's part of the root's value.
+  func write<R, E: Error>(_ body: (inout Value) throws(E) -> R, into root: inout Root) throws(E) -> R
+}
+
+extension WritableDerivedBox {
+  var root: any ReaderBox<Root> { writableRoot }
+  var saveError: (any Error)? { writableRoot.saveError }
+  func save() async throws { try await writableRoot.save() }
+
+  func withLock<R, E: Error>(at site: MutationSite?, _ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    try writableRoot.withLock(at: site) { (rootValue: inout Root) throws(E) -> R in
+      try write(body, into: &rootValue)
     }
   }
 }
 
+/// A handle on one member of another handle's value (`$user.name`).
+final class MemberBox<Root: Sendable, Value: Sendable>: WritableDerivedBox {
+  let writableRoot: any MutableBox<Root>
+  let keyPath: any WritableKeyPath<Root, Value> & Sendable
+
+  init(root: any MutableBox<Root>, keyPath: any WritableKeyPath<Root, Value> & Sendable) {
+    writableRoot = root
+    self.keyPath = keyPath
+  }
+
+  func derive(_ root: Root) -> Value { root[keyPath: keyPath] }
+  var step: DerivationStep { .member(keyPath) }
+
+  func write<R, E: Error>(_ body: (inout Value) throws(E) -> R, into root: inout Root) throws(E) -> R {
+    try body(&root[keyPath: keyPath])
+  }
+}
+
 /// A read-only handle on one member of another handle's value.
-final class ProjectedReaderBox<Root: Sendable, Value: Sendable>: ReaderBox {
+final class MemberReaderBox<Root: Sendable, Value: Sendable>: DerivedBox {
   let root: any ReaderBox<Root>
   let keyPath: any KeyPath<Root, Value> & Sendable
 
@@ -42,14 +85,95 @@ final class ProjectedReaderBox<Root: Sendable, Value: Sendable>: ReaderBox {
     self.keyPath = keyPath
   }
 
-  var value: Value { root.value[keyPath: keyPath] }
-  var loadError: (any Error)? { root.loadError }
-  var isLoading: Bool { root.isLoading }
-  func load() async throws { try await root.load() }
-  func values() -> AsyncStream<Value> {
-    let keyPath = keyPath
-    return mapValues(root.values()) { $0[keyPath: keyPath] }
+  func derive(_ root: Root) -> Value { root[keyPath: keyPath] }
+  var step: DerivationStep { .member(keyPath) }
+}
+
+/// The non-optional view of an optional handle (`Shared($user)` where `$user` holds `User?`):
+/// it reads the wrapped value, or the last one it had once the optional becomes nil, and writes
+/// through to the optional.
+final class UnwrappedBox<Value: Sendable>: WritableDerivedBox {
+  let writableRoot: any MutableBox<Value?>
+  private let last: LastValue<Value>
+
+  /// Nil when the optional holds nothing now.
+  init?(root: any MutableBox<Value?>) {
+    guard let last = LastValue(root.value) else { return nil }
+    writableRoot = root
+    self.last = last
   }
+
+  func derive(_ root: Value?) -> Value { last.reading(root) }
+  var step: DerivationStep { .unwrapped }
+
+  func write<R, E: Error>(_ body: (inout Value) throws(E) -> R, into root: inout Value?) throws(E) -> R {
+    var unwrapped = last.reading(root)
+    defer {
+      root = unwrapped
+      last.keep(unwrapped)
+    }
+    return try body(&unwrapped)
+  }
+}
+
+/// The read-only view of an optional reader, unwrapped as ``UnwrappedBox`` does.
+final class UnwrappedReaderBox<Value: Sendable>: DerivedBox {
+  let root: any ReaderBox<Value?>
+  private let last: LastValue<Value>
+
+  init?(root: any ReaderBox<Value?>) {
+    guard let last = LastValue(root.value) else { return nil }
+    self.root = root
+    self.last = last
+  }
+
+  func derive(_ root: Value?) -> Value { last.reading(root) }
+  var step: DerivationStep { .unwrapped }
+}
+
+/// A value computed from another handle's value (`$user.read { $0.name.count }`).
+final class ComputedReaderBox<Root: Sendable, Value: Sendable>: DerivedBox {
+  let root: any ReaderBox<Root>
+  let transform: @Sendable (Root) -> Value
+
+  init(root: any ReaderBox<Root>, transform: @escaping @Sendable (Root) -> Value) {
+    self.root = root
+    self.transform = transform
+  }
+
+  func derive(_ root: Root) -> Value { transform(root) }
+  /// A closure has no identity to compare: only this box reaches the same place.
+  var step: DerivationStep {
+    DerivationStep(
+      describe: { ".map(\($0), as: \(displayName(of: Value.self)).self)" }, identity: ObjectIdentifier(self))
+  }
+}
+
+extension DerivationStep {
+  static func member<Root, Value>(_ keyPath: any KeyPath<Root, Value> & Sendable) -> Self {
+    DerivationStep(describe: { "\($0)[dynamicMember: \(keyPath)]" }, identity: AnyHashable(keyPath))
+  }
+
+  /// Unwrapping an optional (`Shared($user)`).
+  static var unwrapped: Self { DerivationStep(describe: { "\($0)!" }, identity: AnyHashable("!")) }
+}
+
+/// The last value an optional held, shown once it holds nothing.
+private final class LastValue<Value: Sendable>: Sendable {
+  private let value: Mutex<Value>
+
+  init?(_ current: Value?) {
+    guard let current else { return nil }
+    value = Mutex(current)
+  }
+
+  func reading(_ optional: Value?) -> Value {
+    guard let optional else { return value.withLock { $0 } }
+    keep(optional)
+    return optional
+  }
+
+  func keep(_ newValue: Value) { value.withLock { $0 = newValue } }
 }
 
 /// A stream of `transform` of each value of `stream`, latest wins.
@@ -63,93 +187,4 @@ private func mapValues<Root: Sendable, Value: Sendable>(
     }
     continuation.onTermination = { _ in task.cancel() }
   }
-}
-
-/// The non-optional view of an optional handle (`Shared($user)` where `$user` holds `User?`):
-/// it reads the wrapped value, or the last one it had once the optional becomes nil, and writes
-/// through to the optional.
-final class UnwrappedBox<Value: Sendable>: MutableBox {
-  let root: any MutableBox<Value?>
-  private let last: Mutex<Value>
-
-  /// Nil when the optional holds nothing now.
-  init?(root: any MutableBox<Value?>) {
-    guard let current = root.value else { return nil }
-    self.root = root
-    last = Mutex(current)
-  }
-
-  var value: Value {
-    if let current = root.value {
-      last.withLock { $0 = current }
-      return current
-    }
-    return last.withLock { $0 }
-  }
-  var loadError: (any Error)? { root.loadError }
-  var saveError: (any Error)? { root.saveError }
-  var isLoading: Bool { root.isLoading }
-  func load() async throws { try await root.load() }
-  func save() async throws { try await root.save() }
-
-  func values() -> AsyncStream<Value> {
-    let fallback = self
-    return mapValues(root.values()) { $0 ?? fallback.last.withLock { $0 } }
-  }
-
-  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-    try root.withLock { (optional: inout Value?) throws(E) -> R in
-      var unwrapped = optional ?? last.withLock { $0 }
-      defer {
-        optional = unwrapped
-        last.withLock { $0 = unwrapped }
-      }
-      return try body(&unwrapped)
-    }
-  }
-}
-
-/// The read-only view of an optional reader, unwrapped as ``UnwrappedBox`` does.
-final class UnwrappedReaderBox<Value: Sendable>: ReaderBox {
-  let root: any ReaderBox<Value?>
-  private let last: Mutex<Value>
-
-  init?(root: any ReaderBox<Value?>) {
-    guard let current = root.value else { return nil }
-    self.root = root
-    last = Mutex(current)
-  }
-
-  var value: Value {
-    if let current = root.value {
-      last.withLock { $0 = current }
-      return current
-    }
-    return last.withLock { $0 }
-  }
-  var loadError: (any Error)? { root.loadError }
-  var isLoading: Bool { root.isLoading }
-  func load() async throws { try await root.load() }
-
-  func values() -> AsyncStream<Value> {
-    let fallback = self
-    return mapValues(root.values()) { $0 ?? fallback.last.withLock { $0 } }
-  }
-}
-
-/// A value computed from another handle's value (`$user.read { $0.name.count }`).
-final class ComputedReaderBox<Root: Sendable, Value: Sendable>: ReaderBox {
-  let root: any ReaderBox<Root>
-  let transform: @Sendable (Root) -> Value
-
-  init(root: any ReaderBox<Root>, transform: @escaping @Sendable (Root) -> Value) {
-    self.root = root
-    self.transform = transform
-  }
-
-  var value: Value { transform(root.value) }
-  var loadError: (any Error)? { root.loadError }
-  var isLoading: Bool { root.isLoading }
-  func load() async throws { try await root.load() }
-  func values() -> AsyncStream<Value> { mapValues(root.values(), transform) }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// A key whose storage keeps its reference alive (`.inMemory`): the reference is the
@@ -29,9 +30,14 @@ struct ReferenceKey: Hashable, @unchecked Sendable {
 
 /// The identity registry: one live reference per ``ReferenceKey``, held weakly.
 ///
-/// The first handle creates the reference with its default; later handles get the same
-/// reference. When the last handle goes, the reference is released, its subscription is
+/// The first handle registered creates the reference with its default; later handles get the
+/// same reference. When the last handle goes, the reference is released, its subscription is
 /// cancelled and its entry removed.
+///
+/// No code but the registry's own runs under its lock: a default value is made, and a key
+/// subscribed to and loaded, before the reference is registered (a default may itself declare
+/// handles, as nested shared state does), and no strong reference is released inside it (the
+/// last one would run the reference's `deinit`, which comes back here).
 final class ReferenceRegistry: Sendable {
   static let shared = ReferenceRegistry()
 
@@ -41,61 +47,62 @@ final class ReferenceRegistry: Sendable {
 
   private let entries = Mutex<[ReferenceKey: Entry]>([:])
 
-  /// The live reference for `key`, creating and starting it with `initialValue` if none.
+  /// The live reference for `key`, else one created with `initialValue` and started: subscribed
+  /// and loaded, unless `skipInitialLoad` (the caller loads it itself).
   func reference<Key: SharedReaderKey>(
-    for key: Key, initialValue: () -> Key.Value
+    for key: Key, initialValue: () -> Key.Value, skipInitialLoad: Bool = false
   ) -> SharedReference<Key.Value> {
     let storedKey = Self.storedKey(key)
     let registryKey = ReferenceKey(storedKey)
-    let (reference, created) = entries.withLock { entries in
-      if let existing = entries[registryKey]?.reference as? SharedReference<Key.Value> {
-        return (existing, false)
-      }
-      let created = Self.makeReference(
-        key, storedKey: storedKey, initialValue: initialValue(), registryKey: registryKey)
-      entries[registryKey] = Entry(reference: created)
-      return (created, true)
-    }
-    if created { (storedKey as? any ReferenceRetainingKey)?.retain(reference) }
-    reference.startIfNeeded()
-    return reference
+    if let existing = live(registryKey) as? SharedReference<Key.Value> { return existing }
+    let candidate = Self.makeReference(
+      key, storedKey: storedKey, initialValue: initialValue(), registryKey: registryKey)
+    candidate.start(skipLoad: skipInitialLoad)
+    return register(candidate, storedKey: storedKey)
   }
 
   /// The live reference for `key`, or one created from a value that must be stored.
   func requiredReference<Key: SharedReaderKey>(for key: Key) async throws -> SharedReference<Key.Value> {
     let storedKey = Self.storedKey(key)
     let registryKey = ReferenceKey(storedKey)
-    if let existing = entries.withLock({ $0[registryKey]?.reference as? SharedReference<Key.Value> }) {
-      existing.startIfNeeded()
-      return existing
-    }
-    let description = String(describing: storedKey)
-    let loaded: Key.Value? = try await withCheckedThrowingContinuation { waiter in
-      key.load(
-        context: .userInitiated,
-        continuation: LoadContinuation(description) { waiter.resume(with: $0) })
-    }
+    if let existing = live(registryKey) as? SharedReference<Key.Value> { return existing }
+    let description = String(reflecting: storedKey)
+    let loaded = try await loadOffThePool(description) { key.load(context: .userInitiated, continuation: $0) }.get()
     guard let loaded else { throw SharedStateError.valueNotFound(description) }
-    let (reference, created) = entries.withLock { entries in
-      if let existing = entries[registryKey]?.reference as? SharedReference<Key.Value> {
-        return (existing, false)
-      }
-      let created = Self.makeReference(
-        key, storedKey: storedKey, initialValue: loaded, registryKey: registryKey)
-      entries[registryKey] = Entry(reference: created)
-      return (created, true)
-    }
-    if created { (storedKey as? any ReferenceRetainingKey)?.retain(reference) }
-    reference.startIfNeeded(skipLoad: created)
-    return reference
+    let candidate = Self.makeReference(key, storedKey: storedKey, initialValue: loaded, registryKey: registryKey)
+    candidate.start(skipLoad: true)
+    return register(candidate, storedKey: storedKey)
   }
 
   func removeIfReleased(_ registryKey: ReferenceKey) {
-    entries.withLock { entries in
-      if let entry = entries[registryKey], entry.reference == nil {
-        entries[registryKey] = nil
-      }
+    let alive: AnyObject? = entries.withLock { entries in
+      guard let entry = entries[registryKey] else { return nil }
+      if let reference = entry.reference { return reference }
+      entries[registryKey] = nil
+      return nil
     }
+    _ = alive
+  }
+
+  /// The registered reference, as a strong reference that the caller releases (outside the lock).
+  private func live(_ registryKey: ReferenceKey) -> AnyObject? {
+    entries.withLock { $0[registryKey]?.reference }
+  }
+
+  /// Registers `candidate`, unless another thread registered a reference for the same key
+  /// meanwhile: then that one is returned and the candidate dropped.
+  private func register<Value>(_ candidate: SharedReference<Value>, storedKey: any SharedReaderKey)
+    -> SharedReference<Value>
+  {
+    guard let registryKey = candidate.registryKey else { return candidate }
+    let earlier: AnyObject? = entries.withLock { entries in
+      if let earlier = entries[registryKey]?.reference { return earlier }
+      entries[registryKey] = Entry(reference: candidate)
+      return nil
+    }
+    if let earlier = earlier as? SharedReference<Value> { return earlier }
+    (storedKey as? any ReferenceRetainingKey)?.retain(candidate)
+    return candidate
   }
 
   /// The key that says where the value is stored: `key`, or the key it wraps. Its type and id
@@ -116,11 +123,24 @@ final class ReferenceRegistry: Sendable {
     }
     return SharedReference(
       initialValue: initialValue,
-      keyDescription: String(describing: storedKey),
+      keyDescription: String(reflecting: storedKey),
       registryKey: registryKey,
       loader: { context, continuation in key.load(context: context, continuation: continuation) },
       saver: saver,
       subscriber: { context, subscriber in key.subscribe(context: context, subscriber: subscriber) }
     )
+  }
+}
+
+/// Asks a key to load on a dispatch thread (it may read its store on the calling thread, which
+/// must not be one of Swift's cooperative pool) and waits for its result.
+func loadOffThePool<Value: Sendable>(
+  _ description: String, _ load: @escaping @Sendable (LoadContinuation<Value>) -> Void
+) async -> Result<Value?, any Error> {
+  let reportIssue = SharedEnvironment.current.reportIssue
+  return await withCheckedContinuation { waiter in
+    DispatchQueue.global().async {
+      load(LoadContinuation(description, reportIssue: reportIssue) { waiter.resume(returning: $0) })
+    }
   }
 }

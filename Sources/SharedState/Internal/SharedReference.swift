@@ -1,30 +1,20 @@
+import Dispatch
 import Synchronization
-
-/// What ``SharedReader`` holds: a readable, observable, reloadable value.
-protocol ReaderBox<Value>: AnyObject, Sendable {
-  associatedtype Value: Sendable
-  var value: Value { get }
-  var loadError: (any Error)? { get }
-  var isLoading: Bool { get }
-  func load() async throws
-  func values() -> AsyncStream<Value>
-}
-
-/// What ``Shared`` holds: a ``ReaderBox`` that can also be mutated and saved.
-protocol MutableBox<Value>: ReaderBox {
-  var saveError: (any Error)? { get }
-  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R
-  func save() async throws
-}
 
 /// The reference every handle of one stored value points to.
 ///
 /// The value lives in a ``ValueCell``, behind its `Mutex`; `withLock` runs the caller's body
 /// under it (observers told before the lock is taken and after it is released), then asks the
-/// key to save (`.didSet`) outside it. Values reach the key's `save` in
-/// version order, one caller at a time (see `SaveTurn`), and no lock is held while the key
-/// works. Observation goes through the cell's `ObservationRegistrar` and through `AsyncStream`s
-/// fed under the lock, in mutation order.
+/// key to save (`.didSet`) outside it. Values reach the key's `save` in version order, one
+/// caller at a time (see ``SaveTurn``), and no lock is held while the key works. Observation
+/// goes through the cell's `ObservationRegistrar` and through `AsyncStream`s fed under the lock,
+/// in mutation order.
+///
+/// The rules of its results are swift-sharing's: a load that finds nothing gives the declared
+/// default (an explicit `load()` keeps the value); a failure keeps the value and sets
+/// `loadError`; a success, a successful save or a value pushed by the key clears `loadError`,
+/// and anything the key pushes ends the loading it announced.
+@usableFromInline
 final class SharedReference<Value: Sendable>: MutableBox {
   typealias Loader = @Sendable (LoadContext<Value>, LoadContinuation<Value>) -> Void
   typealias Saver = @Sendable (Value, SaveContext, SaveContinuation) -> Void
@@ -32,37 +22,23 @@ final class SharedReference<Value: Sendable>: MutableBox {
 
   /// The default declared by the first handle; a load that finds nothing goes back to it.
   let initialValue: Value
-  let keyDescription: String
+  /// The key, as swift-sharing describes it; nil for a value shared without a key.
+  let keyDescription: String?
   let registryKey: ReferenceKey?
   private let loader: Loader?
-  private let saver: Saver?
+  let saver: Saver?
   private let subscriber: Subscriber?
-  private let reportIssue: @Sendable (String) -> Void
+  let reportIssue: @Sendable (String) -> Void
   /// The value with its lock and observers. ``Shared`` runs mutations on it directly, then asks
   /// this reference to save them.
-  let cell: ValueCell<Value>
-  /// Who may call the key's `save`. Only one caller at a time, so the key receives values in
-  /// version order; the key runs with no lock held, so it may be slow or reach code that
-  /// mutates the value again. A mutation made while another caller holds the turn is left to
-  /// that caller, which saves it before giving the turn up.
-  private struct SaveTurn {
-    var taken = false
-    /// A mutation happened since the holder last read the value.
-    var mutated = false
-    /// `save()` calls waiting for the turn, first come first served.
-    var waiting: [CheckedContinuation<Void, Never>] = []
-    /// The version last handed to the key.
-    var savedVersion: UInt64 = 0
-  }
-
-  private let saveTurn = Mutex(SaveTurn())
-  private let started = Mutex(false)
+  @usableFromInline let cell: ValueCell<Value>
+  let saveTurn = Mutex(SaveTurn())
   private let subscription = Mutex<SharedSubscription?>(nil)
 
   /// A reference with no key (`Shared(value:)`).
   init(value: Value) {
     initialValue = value
-    keyDescription = "Shared(value:)"
+    keyDescription = nil
     registryKey = nil
     loader = nil
     saver = nil
@@ -91,36 +67,48 @@ final class SharedReference<Value: Sendable>: MutableBox {
     if let registryKey { ReferenceRegistry.shared.removeIfReleased(registryKey) }
   }
 
-  /// Subscribes to the key and runs the first load, once; other callers wait for it.
-  func startIfNeeded(skipLoad: Bool = false) {
-    started.withLock { started in
-      guard !started else { return }
-      started = true
-      guard let loader, let subscriber else { return }
-      let context = LoadContext.initialValue(initialValue)
-      let handle = subscriber(
-        context,
-        SharedSubscriber(
-          callback: { [weak self] result in self?.apply(result) },
-          onLoading: { [weak self] loading in self?.setSubscriberLoading(loading) }
-        ))
-      subscription.withLock { $0 = handle }
-      guard !skipLoad else { return }
-      beginLoad()
-      loader(
-        context,
-        LoadContinuation(keyDescription, reportIssue: reportIssue) { [weak self] result in
-          self?.endLoad(with: result)
-        })
-    }
+  /// Subscribes to the key and runs the first load (unless the value was loaded already). Called
+  /// once, before any other handle can reach the reference, with no lock held: it runs the key.
+  func start(skipLoad: Bool) {
+    guard let loader, let subscriber else { return }
+    let context = LoadContext.initialValue(initialValue)
+    let handle = subscriber(
+      context,
+      SharedSubscriber(
+        callback: { [weak self] result in self?.apply(result, endingSubscriberLoading: true) },
+        onLoading: { [weak self] loading in self?.setSubscriberLoading(loading) },
+        localChanges: LocalChanges(
+          mark: { [weak self] in self?.savedVersion() },
+          applyUnlessChanged: { [weak self] result, version in
+            self?.apply(result, endingSubscriberLoading: true, ifStillAt: version)
+          })
+      ))
+    subscription.withLock { $0 = handle }
+    guard !skipLoad else { return }
+    beginLoad()
+    loader(
+      context,
+      LoadContinuation(continuationDescription, reportIssue: reportIssue) { [weak self] result in
+        self?.endLoad(with: result)
+      })
   }
+
+  /// What the continuations' messages call the key.
+  var continuationDescription: String { keyDescription ?? description }
 
   // MARK: Reading
 
-  var value: Value { cell.value }
+  var value: Value {
+    if let snapshot = ChangeTracking.assertedSnapshot(of: self) { return snapshot }
+    return cell.value
+  }
   var loadError: (any Error)? { cell.loadError }
   var saveError: (any Error)? { cell.saveError }
   var isLoading: Bool { cell.isLoading }
+
+  var description: String { keyDescription ?? "value: \(String(reflecting: cell.state.withLock { $0.value }))" }
+
+  var identity: HandleIdentity { HandleIdentity(root: self) }
 
   func values() -> AsyncStream<Value> {
     AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
@@ -139,121 +127,30 @@ final class SharedReference<Value: Sendable>: MutableBox {
 
   // MARK: Mutating
 
-  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+  func withLock<R, E: Error>(at site: MutationSite?, _ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    if ChangeTracking.mayBeActive { return try withLockTracked(at: site, body) }
     defer { if cell.savesMutations { saveAfterMutation() } }
     return try cell.withLock(body)
   }
 
-  /// Saves the mutated value (`.didSet`), or leaves it to the caller holding the turn.
-  func saveAfterMutation() {
-    let takesTurn = saveTurn.withLock { turn in
-      turn.mutated = true
-      guard !turn.taken else { return false }
-      turn.taken = true
-      return true
-    }
-    if takesTurn { giveUpTurn() }
-  }
+  // MARK: Loading
 
-  /// Waits until no other caller holds the save turn, and takes it.
-  private func takeTurn() async {
-    await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-      let isFree = saveTurn.withLock { turn in
-        guard turn.taken else {
-          turn.taken = true
-          return true
-        }
-        turn.waiting.append(waiter)
-        return false
-      }
-      if isFree { waiter.resume() }
-    }
-  }
-
-  /// What the turn holder does next.
-  private enum NextSave {
-    /// Hand the turn to a waiting `save()`: it saves the latest value.
-    case handOver(CheckedContinuation<Void, Never>)
-    /// Save a mutation made while the turn was held.
-    case mutation
-    case done
-  }
-
-  /// Run by the turn holder once the key has its value: hands the turn to the next `save()`,
-  /// or saves the mutations made meanwhile, then frees the turn.
-  private func giveUpTurn() {
-    while true {
-      let next = saveTurn.withLock { turn -> NextSave in
-        if !turn.waiting.isEmpty { return .handOver(turn.waiting.removeFirst()) }
-        if turn.mutated {
-          turn.mutated = false
-          return .mutation
-        }
-        turn.taken = false
-        return .done
-      }
-      switch next {
-      case .handOver(let waiter):
-        waiter.resume()
-        return
-      case .mutation:
-        saveLatestMutation()
-      case .done:
-        return
-      }
-    }
-  }
-
-  private func saveLatestMutation() {
-    guard let saver else { return }
-    let (value, version) = cell.state.withLock { ($0.value, $0.version) }
-    let isNewer = saveTurn.withLock { turn in
-      // A `save()` already handed a value at least this recent to the key.
-      guard version > turn.savedVersion else { return false }
-      turn.savedVersion = version
-      return true
-    }
-    guard isNewer else { return }
-    saver(
-      value, .didSet,
-      SaveContinuation(keyDescription, reportIssue: reportIssue) { [weak self] result in
-        self?.endSave(with: result)
-      })
-  }
-
-  // MARK: Loading and saving
-
+  /// Reloads (`.userInitiated`); nothing stored keeps the value. The key is asked on a dispatch
+  /// thread: it may read its store on the calling thread, and that must not be one of the
+  /// cooperative pool's. Its result is applied before this returns.
   func load() async throws {
     guard let loader else { return }
     beginLoad()
-    let description = keyDescription
-    let reportIssue = reportIssue
+    let (description, reportIssue) = (continuationDescription, reportIssue)
     try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-      loader(
-        .userInitiated,
-        LoadContinuation(description, reportIssue: reportIssue) { [weak self] result in
-          // Nothing stored, on an explicit load, keeps the value (as swift-sharing does).
-          self?.endLoad(with: result, keepingValueIfAbsent: true)
-          waiter.resume(with: result.map { _ in () })
-        })
-    }
-  }
-
-  func save() async throws {
-    guard let saver else { return }
-    await takeTurn()
-    let (value, version) = cell.state.withLock { ($0.value, $0.version) }
-    saveTurn.withLock { $0.savedVersion = max($0.savedVersion, version) }
-    let description = keyDescription
-    let reportIssue = reportIssue
-    try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-      saver(
-        value, .userInitiated,
-        SaveContinuation(description, reportIssue: reportIssue) { [weak self] result in
-          self?.endSave(with: result)
-          waiter.resume(with: result)
-        })
-      giveUpTurn()
+      DispatchQueue.global().async {
+        loader(
+          .userInitiated,
+          LoadContinuation(description, reportIssue: reportIssue) { [weak self] result in
+            self?.endLoad(with: result, keepingValueIfAbsent: true)
+            waiter.resume(with: result.map { _ in () })
+          })
+      }
     }
   }
 
@@ -274,13 +171,25 @@ final class SharedReference<Value: Sendable>: MutableBox {
     cell.change(.isLoading) { $0.subscriberLoading = loading }
   }
 
+  /// The version of the value when every mutation has reached the key; nil while one has not.
+  private func savedVersion() -> UInt64? {
+    let saved = saveTurn.withLock { $0.taken ? nil : $0.savedVersion }
+    let version = cell.state.withLock { $0.version }
+    return saver == nil || saved == version ? version : nil
+  }
+
   /// Absent → the declared default, no error; failure → error kept, value kept; success → the
-  /// value, error cleared.
-  private func apply(_ result: Result<Value?, any Error>) {
+  /// value, error cleared, unless the value was mutated since `version`. A result the key
+  /// pushes also ends the loading it announced.
+  private func apply(
+    _ result: Result<Value?, any Error>, endingSubscriberLoading: Bool = false, ifStillAt version: UInt64? = nil
+  ) {
+    if endingSubscriberLoading, cell.state.withLock({ $0.subscriberLoading }) { setSubscriberLoading(false) }
     switch result {
     case .success(let loaded):
       let newValue = loaded ?? initialValue
       cell.change(.value, .loadError) { state in
+        guard version == nil || state.version == version else { return }
         state.value = newValue
         state.loadError = nil
         state.yieldToStreams()
@@ -290,14 +199,21 @@ final class SharedReference<Value: Sendable>: MutableBox {
     }
   }
 
-  private func endSave(with result: Result<Void, any Error>) {
-    let newError: (any Error)? =
-      switch result {
-      case .success: nil
-      case .failure(let error): error
+  // MARK: Saving
+
+  /// Records a save's outcome: a success clears both errors (the value the key holds is the
+  /// one shown), a failure becomes `saveError`.
+  func endSave(with result: Result<Void, any Error>) {
+    switch result {
+    case .success:
+      // Common case: no error to clear; skip the observers.
+      guard cell.state.withLock({ $0.saveError != nil || $0.loadError != nil }) else { return }
+      cell.change(.saveError, .loadError) { state in
+        state.saveError = nil
+        state.loadError = nil
       }
-    // Common case: success with no earlier error; skip the observers.
-    if newError == nil, cell.state.withLock({ $0.saveError == nil }) { return }
-    cell.change(.saveError) { $0.saveError = newError }
+    case .failure(let error):
+      cell.change(.saveError) { $0.saveError = error }
+    }
   }
 }

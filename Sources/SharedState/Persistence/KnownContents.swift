@@ -14,9 +14,11 @@ final class KnownContents<Stored: Equatable & Sendable>: Sendable {
 
   private let state = Mutex(State())
 
-  /// Whether `stored` differs from what was last written or read.
-  func isNews(_ stored: Stored?) -> Bool {
-    state.withLock { $0.contents != .some(stored) }
+  /// Whether `stored`, read after `writesBegun` writes had begun, differs from what was last
+  /// written or read, with no write begun since (a write begun after the read makes it stale:
+  /// it would be taken for news against that write's contents).
+  func isNews(_ stored: Stored?, noWriteBegunSince writesBegun: UInt64) -> Bool {
+    state.withLock { $0.writesBegun == writesBegun && $0.writes == 0 && $0.contents != .some(stored) }
   }
 
   /// Records what the store holds. Undecodable contents read earlier are gone once other

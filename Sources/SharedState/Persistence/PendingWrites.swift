@@ -5,8 +5,11 @@ import SystemCalls
 /// The one place where every batching key registers the writes it still owes, so they are
 /// flushed before the process ends.
 ///
-/// ``WriteBatcher`` registers itself; any other key that defers writes registers a flush
-/// closure with ``register(_:)`` and keeps the returned ``Registration``.
+/// Public for two readers. A host program decides when and whether flushing happens
+/// (``flushAll()``, ``installsExitHandlersAutomatically``, ``uninstallExitHandlers()``). A key
+/// author whose key defers writes by its own means registers a flush closure with
+/// ``register(_:)`` and keeps the returned ``Registration``; keys over ``PersistentValue``
+/// (every key of this package and of `Secrets`) are registered by it already.
 ///
 /// Flushing happens:
 /// - when the host calls ``flushAll()`` (for example before `exit(_:)` from a daemon's
@@ -23,9 +26,10 @@ import SystemCalls
 /// back and turn the exit hook off for good (until it calls ``installExitHandlers()`` again).
 ///
 /// ```swift
-/// let registration = PendingWrites.register { try? myBatcher.flush() }
+/// let registration = PendingWrites.register { outbox.sendPending() }
 /// // … on shutdown, explicitly:
 /// PendingWrites.flushAll()
+/// registration.cancel()
 /// ```
 public enum PendingWrites {
   /// Keeps a flush closure registered; cancelled (unregistered) on ``cancel()`` or release.

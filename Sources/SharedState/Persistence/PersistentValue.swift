@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 import SystemCalls
 
@@ -6,50 +7,33 @@ import SystemCalls
 /// echo of the key's own writes, undecodable contents kept before they are overwritten, pending
 /// writes flushed at exit, and a watch that starts again once the store can be reached.
 ///
-/// A key holds one and forwards its three requirements to it;
+/// A key holds one and gets its three requirements from it by conforming to ``PersistentKey``;
 /// ``SharedReaderKey/fileStorage(_:decoder:encoder:writeWindow:)``, `.appStorage` and `Secrets`'
-/// `.secret` are such keys:
-///
-/// ```swift
-/// struct RowKey<Value: Codable & Sendable>: SharedKey {
-///   let persistent: PersistentValue<RowStore, Value>
-///   init(table: Table, key: String) {
-///     persistent = PersistentValue(
-///       store: RowStore(table: table, key: key),
-///       decode: { try JSONDecoder().decode(Value.self, from: $0) },
-///       encode: { try JSONEncoder().encode($0) })
-///   }
-///   var id: String { persistent.store.key }
-///   func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
-///     persistent.load(context: context, continuation: continuation)
-///   }
-///   func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
-///     persistent.subscribe(context: context, subscriber: subscriber)
-///   }
-///   func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-///     persistent.save(value, context: context, continuation: continuation)
-///   }
-/// }
-/// ```
+/// `.secret` are such keys (see ``PersistentKey`` for one of your own).
 ///
 /// The rules, the same for every key:
 /// - **Loading.** Nothing stored → the declared default, no error. A store that fails, or
 ///   contents that do not decode, → the error in `loadError`, the value kept. The first load
-///   runs where the first handle is declared; `load()` runs off the cooperative pool, in turn
-///   with the reads that changes cause. A successful `load()` replaces a change still waiting
-///   for its write: the user asked for what is stored.
-/// - **Saving.** ``SaveContext/didSet`` saves are batched: the first opens a write window, the
-///   latest value is written once when it closes (see ``WriteBatcher``); a failed write is tried
-///   once more in the next window, then reported in `saveError`; the value is never rolled
-///   back. ``SaveContext/userInitiated`` takes its place in write order at once and is written
+///   runs where the first handle is declared; an explicit load reads on the calling thread
+///   (`load()` calls it off the cooperative pool), in turn with the reads that changes cause,
+///   and has finished when the key's `load` returns. A successful `load()` replaces a change
+///   still waiting for its write: the user asked for what is stored.
+/// - **Saving.** ``SaveContext/didSet`` saves are batched: a change that finds no window open
+///   is written at once (on a dispatch thread; in place for a store in memory) and opens one;
+///   the changes within it are written together, as the latest value, when it closes, and the
+///   window after that write gathers the next ones; a window that closes with nothing ends the
+///   batch. No stretch of one window holds more than two writes. A failed write is tried once
+///   more in the next window, then reported in `saveError`; the value is never rolled back.
+///   ``SaveContext/userInitiated`` takes its place in write order at once and is written
 ///   before `save()` returns. Encoding to nil (an optional holding nothing) deletes.
 /// - **Undecodable contents** are never overwritten silently: before the first write over them
 ///   they go to ``PersistentStore/keepCopy(of:stamp:)``.
 /// - **Changes made elsewhere** are read when the store says so; the key's own writes are
-///   recognised and never come back as changes. **While a local value waits for its write, it
-///   wins**: a change made elsewhere meanwhile is not shown, and the local value overwrites it
-///   when its window closes (as swift-sharing does). One read answers every change notice that
-///   arrives before it starts.
+///   recognised and never come back as changes. **While a local value has not reached the
+///   store, it wins**: a change made elsewhere meanwhile is not shown, and the local value
+///   overwrites it when it is written. A value read while the handle was mutated is not applied,
+///   so no mutation made in this process is lost to what the store reads back. One read answers
+///   every change notice that arrives before it starts.
 /// - **Pending writes** are flushed when the last handle goes, at normal exit and on
 ///   SIGTERM/SIGINT (``PendingWrites``).
 public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sendable {
@@ -64,6 +48,13 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
   /// Reads after change notices and explicit loads run one at a time, in order, so an older
   /// read never lands last.
   private let reads = DispatchQueue(label: "SharedState.PersistentValue.reads")
+  /// Set when the last handle went: the flush then made is the last try of a failed write.
+  private let handlesGone = Flag()
+  /// The thread running a read in turn, so that a load asked for from within one (by an
+  /// observer of the change it pushes) runs at once instead of waiting for itself. (A dispatch
+  /// queue-specific value would say it too, but libdispatch on Linux corrupts its caches when
+  /// such a queue is disposed while threads come and go.)
+  private let readingThread = Mutex<ObjectIdentifier?>(nil)
   /// A read for change notices waits in `reads` and has not started.
   private let refreshQueued = Mutex(false)
   /// How many change notices arrived (tests wait for one, then ``settle()``).
@@ -71,7 +62,8 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
 
   /// - Parameters:
   ///   - store: Where the value lives.
-  ///   - window: How long a batch of mutations waits before one write (1 s by default).
+  ///   - window: How long the changes after a write are gathered before the next (1 s by
+  ///     default); `.zero` writes every change at once, on the thread that made it.
   ///   - decode: Turns stored contents into a value; the error it throws is what `loadError`
   ///     shows, so make it name the store and say what to do.
   ///   - encode: Turns a value into stored contents; nil deletes.
@@ -89,7 +81,9 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
     reportIssue = environment.reportIssue
     let known = known
     batcher = WriteBatcher(
-      window: window, clock: environment.writeClock, flushesAtExit: environment.flushesPendingWritesAtExit
+      window: window, clock: environment.writeClock,
+      lead: store.isInMemory ? WriteBatcher<Value>.inPlace : WriteBatcher<Value>.onDispatchThread,
+      flushesAtExit: environment.flushesPendingWritesAtExit
     ) { value in
       try Self.write(value, to: store, known: known, decode: decode, encode: encode)
     }
@@ -98,20 +92,39 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
 
   // MARK: The key's requirements
 
-  /// ``SharedReaderKey/load(context:continuation:)``.
+  /// ``SharedReaderKey/load(context:continuation:)``: reads the store on the calling thread and
+  /// resumes before returning. An explicit load (`.userInitiated`) waits its turn with the reads
+  /// that change notices cause, so an older read never lands after it.
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
     switch context {
     case .initialValue: continuation.resume(with: read())
-    case .userInitiated: reads.async { [self] in continuation.resume(with: read()) }
+    case .userInitiated: continuation.resume(with: inReadOrder { read() })
     }
+  }
+
+  /// Runs `body` in turn with the reads of change notices (at once if this is one of them).
+  private func inReadOrder<T>(_ body: () -> T) -> T {
+    let thread = ObjectIdentifier(Thread.current)
+    if readingThread.withLock({ $0 == thread }) { return body() }
+    return reads.sync { inTurn(body) }
+  }
+
+  /// Runs `body` on the reads queue, marked as the read in turn.
+  private func inTurn<T>(_ body: () -> T) -> T {
+    readingThread.withLock { $0 = ObjectIdentifier(Thread.current) }
+    defer { readingThread.withLock { $0 = nil } }
+    return body()
   }
 
   /// ``SharedReaderKey/subscribe(context:subscriber:)``: watches the store; cancelling flushes a
   /// pending write.
   public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
-    watch.begin { [weak self] in self?.changeNoticed(subscriber) }
-    return SharedSubscription { [watch, batcher, store, reportIssue] in
-      watch.end()
+    handlesGone.set(false)
+    let generation = watch.begin { [weak self] in self?.changeNoticed(subscriber) }
+    return SharedSubscription { [watch, batcher, store, reportIssue, handlesGone] in
+      watch.end(generation)
+      // The flush below is the last try: a failure is reported, not tried again.
+      handlesGone.set(true)
       let flush: @Sendable () -> Void = {
         do { try batcher.flush() } catch {
           reportIssue("The last value for \(store) could not be written when its last handle went away: \(error)")
@@ -126,7 +139,7 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
   /// notice that arrives before it starts. In memory, before returning.
   private func changeNoticed(_ subscriber: SharedSubscriber<Value>) {
     noticeCount.add(1, ordering: .relaxed)
-    guard !store.isInMemory else { return reads.sync { refresh(subscriber) } }
+    guard !store.isInMemory else { return inReadOrder { refresh(subscriber) } }
     guard
       !refreshQueued.withLock({ queued in
         defer { queued = true }
@@ -135,7 +148,7 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
     else { return }
     reads.async { [self] in
       refreshQueued.withLock { $0 = false }
-      refresh(subscriber)
+      inTurn { refresh(subscriber) }
     }
   }
 
@@ -177,8 +190,11 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
   }
 
   private func refresh(_ subscriber: SharedSubscriber<Value>) {
-    // While a local value waits for its write, or is being written, it is the newer one: it
-    // will overwrite the store. A read during which a write began may predate that write.
+    // While a local value has not reached the store (a mutation not yet handed over, a value
+    // waiting for its write, a write under way), it is the newer one: it will overwrite the
+    // store. A read during which a write began may predate that write; and what it found is
+    // applied only if the value was not mutated meanwhile.
+    guard let mark = subscriber.localMark() else { return }
     let writes = known.writesBegun
     guard !batcher.hasPendingWrite, !known.isWriting else { return }
     let read = Result { try store.read() }
@@ -190,8 +206,8 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
     switch read {
     case .failure(let error): subscriber.yield(throwing: error)
     case .success(let stored):
-      guard known.isNews(stored) else { return }
-      subscriber.yield(with: interpret(stored))
+      guard known.isNews(stored, noWriteBegunSince: writes) else { return }
+      subscriber.yield(with: interpret(stored), unlessChangedSince: mark)
     }
   }
 
@@ -211,11 +227,14 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
   /// Batches the write; a failed write is tried once more in the next window before the
   /// failure reaches `saveError`.
   private func scheduleWrite(_ value: Value, _ continuation: SaveContinuation) {
-    batcher.schedule(value) { [self] result in
-      reachedStore(result)
-      guard case .failure = result, !batcher.hasPendingWrite else { return continuation.resume(with: result) }
-      batcher.schedule(value) { [self] result in
-        reachedStore(result)
+    batcher.schedule(value) { [weak self] result in
+      guard let self, case .failure = result, !batcher.hasPendingWrite, !handlesGone.isSet
+      else {
+        self?.reachedStore(result)
+        return continuation.resume(with: result)
+      }
+      batcher.scheduleInNextWindow(value) { [weak self] result in
+        self?.reachedStore(result)
         continuation.resume(with: result)
       }
     }
@@ -271,4 +290,11 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
     let time = UTCTime(secondsSince1970: whole)?.compact ?? String(whole)
     return time + "." + String(repeating: "0", count: 3 - String(milliseconds).count) + String(milliseconds) + "Z"
   }
+}
+
+/// A flag that closures can hold.
+private final class Flag: Sendable {
+  private let value = Atomic<Bool>(false)
+  var isSet: Bool { value.load(ordering: .acquiring) }
+  func set(_ newValue: Bool) { value.store(newValue, ordering: .releasing) }
 }

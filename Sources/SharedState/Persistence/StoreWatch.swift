@@ -9,6 +9,8 @@ final class StoreWatch: Sendable {
     var subscription: SharedSubscription?
     /// Watching failed for good; it was reported once.
     var failed = false
+    /// Which `begin` the watch serves: an `end` for an earlier one leaves it alone.
+    var generation: UInt64 = 0
   }
 
   private let state = Mutex(State())
@@ -22,10 +24,16 @@ final class StoreWatch: Sendable {
     self.reportIssue = reportIssue
   }
 
-  /// Starts watching, or waits for the next chance.
-  func begin(onChange: @escaping @Sendable () -> Void) {
-    state.withLock { $0.onChange = onChange }
+  /// Starts watching, or waits for the next chance; the watch then serves this call only.
+  /// Returns what `end` takes.
+  func begin(onChange: @escaping @Sendable () -> Void) -> UInt64 {
+    let generation = state.withLock { state in
+      state.onChange = onChange
+      state.generation += 1
+      return state.generation
+    }
     retryIfNeeded()
+    return generation
   }
 
   /// Starts the watch if one is wanted and not running.
@@ -43,8 +51,10 @@ final class StoreWatch: Sendable {
     if let failure { reportIssue("Changes to \(describe()) made elsewhere will not be seen: \(failure)") }
   }
 
-  func end() {
-    let subscription = state.withLock { state in
+  /// Stops the watch begun by the `begin` that returned `generation`, unless a later one took it.
+  func end(_ generation: UInt64) {
+    let subscription = state.withLock { state -> SharedSubscription? in
+      guard state.generation == generation else { return nil }
       state.onChange = nil
       return state.subscription.take()
     }

@@ -1,17 +1,23 @@
 import Dispatch
 import Synchronization
 
-/// The clock that closes a ``WriteBatcher`` window: it runs an action after a delay.
+/// The clock that closes the write windows of persistent keys (``PersistentValue``): it runs an
+/// action after a delay.
 ///
 /// ``live`` sleeps on `ContinuousClock` and then runs the action on a background dispatch
-/// queue (writes block, so they stay off the cooperative pool). Tests use ``TestWriteClock``
-/// and advance it by hand, so they never sleep.
+/// queue (writes block, so they stay off the cooperative pool). Tests put a ``TestWriteClock``
+/// in ``SharedEnvironment/writeClock`` and advance it by hand, so they never sleep; a key
+/// author's key takes the clock of the environment it is made in.
 ///
 /// ```swift
+/// let files = InMemoryFileSystem()
 /// let clock = TestWriteClock()
-/// let batcher = WriteBatcher<Int>(window: .seconds(1), clock: clock.clock) { print($0) }
-/// batcher.schedule(1)
-/// clock.advance(by: .seconds(1))   // prints 1
+/// SharedEnvironment.test(fileSystem: files, clock: clock).withValue {
+///   @Shared(.fileStorage(URL(filePath: "/n.json"))) var n = 0
+///   $n.withLock { $0 = 1 }            // written at once
+///   $n.withLock { $0 = 2 }            // waits for the window
+///   clock.advance(by: .seconds(1))   // written now
+/// }
 /// ```
 public struct WriteClock: Sendable {
   /// Runs `action` once after `delay`, unless the returned subscription is cancelled first.
@@ -56,7 +62,7 @@ public final class TestWriteClock: Sendable {
   /// Creates a clock at time zero with nothing scheduled.
   public init() {}
 
-  /// The clock to hand to a ``WriteBatcher`` or a ``SharedEnvironment``.
+  /// The clock to hand to a ``SharedEnvironment`` (or a ``PersistentValue``'s environment).
   public var clock: WriteClock {
     WriteClock { [self] delay, action in
       let id = state.withLock { state in

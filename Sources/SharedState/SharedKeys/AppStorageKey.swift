@@ -152,13 +152,24 @@ extension SharedReaderKey {
 /// written at once (no window).
 ///
 /// Its identity is the entry's name and the defaults it lives in.
-public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible {
-  let persistent: PersistentValue<DefaultsEntry, Value>
+///
+/// - Loading reads the entry: the declared default when it is missing,
+///   ``AppStorageError/wrongType(key:expected:found:)`` when it holds something this type cannot
+///   read (the entry is kept). The first load reads where the first handle is declared; `load()`
+///   reads off the cooperative pool.
+/// - Subscribing watches the entry for changes made elsewhere: for ``DefaultsStore/standard``
+///   and suites, through their plist file; the key's own writes do not come back as changes.
+/// - Saving writes the value to the defaults at once, for mutations and `save()` alike; an
+///   optional's `nil` removes the entry. Contents this type could not read are first copied to
+///   `NAME.undecodable-TIME`.
+public struct AppStorageKey<Value: Sendable>: PersistentKey, CustomStringConvertible {
+  let core: PersistentValue<DefaultsEntry, Value>
 
   init(_ key: String, _ defaults: UserDefaults?, _ coding: DefaultsCoding<Value>) {
     let environment = SharedEnvironment.current
-    let entry = DefaultsEntry(key: key, defaults: defaults.map(DefaultsStore.userDefaults) ?? environment.defaults)
-    persistent = PersistentValue(
+    let store = defaults.map { DefaultsStore.userDefaults($0, key: key, reportIssue: environment.reportIssue) }
+    let entry = DefaultsEntry(key: key, defaults: store ?? environment.defaults)
+    core = PersistentValue(
       store: entry, window: .zero,
       decode: { stored in
         let decoded: Value?
@@ -173,6 +184,9 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
       encode: coding.encode, environment: environment)
   }
 
+  /// The core that keeps the value.
+  public var persistence: PersistentValue<some PersistentStore, Value> { core }
+
   /// The entry's name and its defaults.
   public struct ID: Hashable, Sendable {
     let key: String
@@ -181,31 +195,10 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
 
   /// The entry's name and its defaults: keys of the same value type with equal ids share one
   /// value.
-  public var id: ID { ID(key: persistent.store.key, defaults: ObjectIdentifier(persistent.store.defaults.identity)) }
+  public var id: ID { ID(key: core.store.key, defaults: ObjectIdentifier(core.store.defaults.identity)) }
 
   /// `.appStorage("NAME")`, for messages and debugging.
-  public var description: String { ".appStorage(\(String(reflecting: persistent.store.key)))" }
-
-  /// Reads the entry: the declared default when it is missing,
-  /// ``AppStorageError/wrongType(key:expected:found:)`` when it holds something this type cannot
-  /// read (the entry is kept). The first load reads where the first handle is declared; `load()`
-  /// reads off the cooperative pool.
-  public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
-    persistent.load(context: context, continuation: continuation)
-  }
-
-  /// Watches the entry for changes made elsewhere: for ``DefaultsStore/standard`` and suites,
-  /// through their plist file; the key's own writes do not come back as changes.
-  public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
-    persistent.subscribe(context: context, subscriber: subscriber)
-  }
-
-  /// Writes the value to the defaults at once, for mutations and `save()` alike; an optional's
-  /// `nil` removes the entry. Contents this type could not read are first copied to
-  /// `NAME.undecodable-TIME`.
-  public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-    persistent.save(value, context: context, continuation: continuation)
-  }
+  public var description: String { ".appStorage(\(String(reflecting: core.store.key)))" }
 }
 
 /// Errors of ``AppStorageKey``.

@@ -52,10 +52,20 @@ struct DefaultsCoding<Value: Sendable>: Sendable {
   static var strings: DefaultsCoding<[String]> {
     .init(decode: { if case .strings(let value) = $0 { value } else { nil } }, encode: { .strings($0) })
   }
+  /// A file URL is kept as its path, as Foundation's `UserDefaults.set(_:forKey:)` keeps it on
+  /// Linux (so `url(forKey:)` reads it back); any other URL as its absolute string. A string
+  /// without a scheme is read as a path, as `url(forKey:)` reads it.
   static var url: DefaultsCoding<URL> {
     .init(
-      decode: { if case .string(let value) = $0 { URL(string: value) } else { nil } },
-      encode: { .string($0.absoluteString) })
+      decode: {
+        guard case .string(let value) = $0 else { return nil }
+        if let url = URL(string: value), url.scheme != nil { return url }
+        return URL(fileURLWithPath: NSString(string: value).expandingTildeInPath)
+      },
+      encode: { url in
+        guard url.isFileURL else { return .string(url.absoluteString) }
+        return .string(url.hasDirectoryPath && !url.path.hasSuffix("/") ? url.path + "/" : url.path)
+      })
   }
   static var data: DefaultsCoding<Data> {
     .init(decode: { if case .data(let value) = $0 { value } else { nil } }, encode: { .data($0) })

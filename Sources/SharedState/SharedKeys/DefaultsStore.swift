@@ -126,11 +126,49 @@ public struct DefaultsStore: Sendable {
     }
   }
 
-  /// Any `UserDefaults`. Unless it is `.standard`, its file is unknown: changes made by other
-  /// processes reach the value on its next load, not live (use ``suite(_:)`` for that).
+  /// Any `UserDefaults`: one store per object, so keys given the same object share a value.
+  /// `.standard` and named suites are watched through their file (changes made by other
+  /// processes arrive live); for other objects, on the value's next load.
   public static func userDefaults(_ defaults: UserDefaults) -> DefaultsStore {
-    defaults === UserDefaults.standard ? standard : userDefaults(SendableDefaults(defaults), file: nil)
+    userDefaults(defaults, key: nil, reportIssue: { _ in })
   }
+
+  /// ``userDefaults(_:)``, reporting a second object for a suite an earlier one named: keys
+  /// given different objects do not share a value.
+  static func userDefaults(
+    _ defaults: UserDefaults, key: String?, reportIssue: @Sendable (String) -> Void
+  ) -> DefaultsStore {
+    if defaults === UserDefaults.standard { return standard }
+    let suite = suiteName(of: defaults)
+    let (store, conflicting) = objects.withLock { objects -> (DefaultsStore, Bool) in
+      let id = ObjectIdentifier(defaults)
+      let conflicting = suite.map { name in objects.suites[name].map { $0 != id } ?? false } ?? false
+      if let suite, objects.suites[suite] == nil { objects.suites[suite] = id }
+      if let existing = objects.stores[id] { return (existing, conflicting) }
+      // Kept for the life of the process, with its object: an identifier is never reused.
+      let made = userDefaults(SendableDefaults(defaults), file: suite.map(plistPath))
+      objects.stores[id] = made
+      return (made, conflicting)
+    }
+    if conflicting, let suite {
+      let key = key.map { ".appStorage(\(String(reflecting: $0)))" } ?? "A key"
+      reportIssue(
+        "\(key) was given a second UserDefaults object for the suite \(String(reflecting: suite)). Keys given "
+          + "different objects for one suite do not share a value and do not see each other's changes: make the "
+          + "suite's UserDefaults once (a static let) and give that object to every key.")
+    }
+    return store
+  }
+
+  /// The suite a `UserDefaults` object was made for, from Foundation's stored property
+  /// (Foundation on Linux has no public way to ask); nil for the standard defaults.
+  private static func suiteName(of defaults: UserDefaults) -> String? {
+    Mirror(reflecting: defaults).children.first { $0.label == "suite" }.flatMap { $0.value as? String }
+  }
+
+  /// The stores made for `UserDefaults` objects, and which object named each suite first.
+  private static let objects = Mutex<(stores: [ObjectIdentifier: DefaultsStore], suites: [String: ObjectIdentifier])>(
+    ([:], [:]))
 
   /// A new, empty store in memory, for tests (keep an ``InMemoryDefaults`` to look inside it).
   public static var inMemory: DefaultsStore { InMemoryDefaults().store }

@@ -93,7 +93,7 @@ public struct FileStorage: Sendable {
 ///
 /// ```swift
 /// let files = InMemoryFileSystem()
-/// try SharedEnvironment.test(fileSystem: files).withValue {
+/// SharedEnvironment.test(fileSystem: files).withValue {
 ///   @Shared(.fileStorage(URL(filePath: "/tmp/n.json"))) var n = 0
 ///   files.setContents(Data("7".utf8), atPath: "/tmp/n.json")
 ///   #expect(n == 7)

@@ -5,9 +5,9 @@ extension SharedReaderKey {
   /// A `Codable` value stored as JSON in a file.
   ///
   /// The file is read when the first handle is created; nothing is written before the first
-  /// mutation. Mutations are batched: the first opens a write window (`writeWindow`, 1 s by
-  /// default) and the latest value is written once when it closes; `try await $x.save()`
-  /// writes before returning. Writes are atomic (temporary file in the same folder, `fsync`,
+  /// mutation. The first mutation is written at once (on a background thread) and opens a write
+  /// window (`writeWindow`, 1 s by default); the mutations made within it are written once, as
+  /// the latest value, when it closes. `try await $x.save()` writes before returning. Writes are atomic (temporary file in the same folder, `fsync`,
   /// `rename`, permissions kept). Pending writes are flushed at exit and on SIGTERM/SIGINT
   /// (see ``PendingWrites``). Changes made by other processes reach the value, except while a
   /// local change waits for its write: that one wins. An empty file counts as no file; an
@@ -30,7 +30,7 @@ extension SharedReaderKey {
   ///   - url: The file.
   ///   - decoder: Decodes the file (a plain `JSONDecoder` when nil).
   ///   - encoder: Encodes the value (a plain `JSONEncoder` when nil).
-  ///   - writeWindow: How long a batch of mutations waits before one write.
+  ///   - writeWindow: How long the mutations after a write are gathered before the next.
   public static func fileStorage<Value: Codable & Sendable>(
     _ url: URL, decoder: JSONDecoder? = nil, encoder: JSONEncoder? = nil, writeWindow: Duration = .seconds(1)
   ) -> Self where Self == FileStorageKey<Value> {
@@ -47,7 +47,7 @@ extension SharedReaderKey {
   ///
   /// - Parameters:
   ///   - url: The file.
-  ///   - writeWindow: How long a batch of mutations waits before one write.
+  ///   - writeWindow: How long the mutations after a write are gathered before the next.
   ///   - decode: Turns the file's bytes into a value.
   ///   - encode: Turns a value into the file's bytes.
   public static func fileStorage<Value: Sendable>(
@@ -65,8 +65,18 @@ extension SharedReaderKey {
 ///
 /// Its identity is the file's path and the ``FileStorage`` it lives in, not the coders or the
 /// window.
-public struct FileStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible {
-  let persistent: PersistentValue<FileStore, Value>
+///
+/// - Loading reads the file: the declared default when it is missing or empty,
+///   ``FileStorageError/decodingFailed(path:reason:)`` when it does not decode (the file is
+///   kept). The first load reads where the first handle is declared; `load()` reads off the
+///   cooperative pool.
+/// - Subscribing watches the file's folder, so edits, replacements and deletions made elsewhere
+///   reach the value; the key's own writes do not come back as changes.
+/// - Saving writes the first mutation at once and batches the ones that follow into one write
+///   per window; ``SaveContext/userInitiated`` saves are written before resuming. Undecodable
+///   contents are first kept as `NAME.corrupt-TIMESTAMP`.
+public struct FileStorageKey<Value: Sendable>: PersistentKey, CustomStringConvertible {
+  let core: PersistentValue<FileStore, Value>
 
   init(
     url: URL, writeWindow: Duration,
@@ -74,7 +84,7 @@ public struct FileStorageKey<Value: Sendable>: SharedKey, CustomStringConvertibl
     encode: @escaping @Sendable (Value) throws -> Data
   ) {
     let store = FileStore(path: url.standardizedFileURL.path, storage: SharedEnvironment.current.fileStorage)
-    persistent = PersistentValue(
+    core = PersistentValue(
       store: store, window: writeWindow,
       decode: { bytes in
         do { return try decode(bytes) } catch {
@@ -88,6 +98,9 @@ public struct FileStorageKey<Value: Sendable>: SharedKey, CustomStringConvertibl
       })
   }
 
+  /// The core that keeps the value.
+  public var persistence: PersistentValue<some PersistentStore, Value> { core }
+
   /// The file's path and its file system.
   public struct ID: Hashable, Sendable {
     let path: String
@@ -96,32 +109,10 @@ public struct FileStorageKey<Value: Sendable>: SharedKey, CustomStringConvertibl
 
   /// The file's standardized path and its file system: keys of the same value type with equal
   /// ids share one value.
-  public var id: ID { ID(path: persistent.store.path, storage: ObjectIdentifier(persistent.store.storage.identity)) }
+  public var id: ID { ID(path: core.store.path, storage: ObjectIdentifier(core.store.storage.identity)) }
 
-  /// `.fileStorage(PATH)`, for messages and debugging.
-  public var description: String { ".fileStorage(\(persistent.store.path))" }
-
-  /// Reads the file: the declared default when it is missing or empty,
-  /// ``FileStorageError/decodingFailed(path:reason:)`` when it does not decode (the file is
-  /// kept). The first load reads where the first handle is declared; `load()` reads off the
-  /// cooperative pool.
-  public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
-    persistent.load(context: context, continuation: continuation)
-  }
-
-  /// Watches the file's folder, so edits, replacements and deletions made elsewhere reach the
-  /// value; the key's own writes do not come back as changes. Cancelling writes a pending
-  /// value.
-  public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
-    persistent.subscribe(context: context, subscriber: subscriber)
-  }
-
-  /// Batches mutations (``SaveContext/didSet``) into one write per window and writes
-  /// ``SaveContext/userInitiated`` saves before resuming. Undecodable contents are first kept as
-  /// `NAME.corrupt-TIMESTAMP`.
-  public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-    persistent.save(value, context: context, continuation: continuation)
-  }
+  /// `.fileStorage(file:///PATH)`, as swift-sharing writes it.
+  public var description: String { ".fileStorage(\(String(reflecting: URL(filePath: core.store.path))))" }
 }
 
 /// One file as a ``PersistentStore``: an empty file counts as no file; undecodable contents
