@@ -96,7 +96,7 @@ let package = Package(
       name: "SecretDaemonTests",
       dependencies: [
         "SecretDaemon", "SecretClient", "SecretTestSupport", "TestGates", "TransferCrypto", "secretctl",
-        "secretctl-bao",
+        "secretctl-bao", "credential-service",
       ],
       swiftSettings: swiftSettings),
     // What `make deb`, `make install`, the manual pages, the Makefile and the benchmark results promise.

@@ -13,8 +13,9 @@ struct SecretdAllocationTests {
   /// warm-up. Rounds differ by a few allocations at most (GDBus's reads), so it is held to
   /// within 1%: one more allocation per lookup that depends on the store's size, or a copy of
   /// every item, costs far more. A change that allocates less should lower it; one that
-  /// allocates more must say why here.
-  static let allocationsPerTenLookups = 5250
+  /// allocates more must say why here. (5,250 until a lookup by service and account read the
+  /// item's attributes to match them exactly, one more call per lookup, issue 30.)
+  static let allocationsPerTenLookups = 8250
 
   @Test("ten lookups cost secretd today's number of allocations (within 1%)")
   func lookupsAllocateTodaysCount() async throws {

@@ -11,8 +11,9 @@ struct SecretKeyAllocationTests {
   /// after a warm-up, without the key's change watch. libsecret's GDBus thread and Dispatch's
   /// threads move it by about 1% from run to run, so it is held to within 2%: one more D-Bus
   /// call per save, or a search, costs several times that. A change that allocates less should
-  /// lower it; one that allocates more must say why here.
-  static let allocationsPerSave = 977
+  /// lower it; one that allocates more must say why here. (977 until the client asked who owns
+  /// the provider's name and wrote through its own transfer session, issue 25.)
+  static let allocationsPerSave = 1189
 
   @Test("SecretKey.save() makes today's number of allocations (within 2%)")
   func savesAllocateTodaysCount() async throws {

@@ -89,13 +89,21 @@ struct SecretItemsKeyTests {
         let calls = try await CallCounter(instance, members: ["SearchItems"])
         @SharedReader(.secretItems(matching: ["service": "burst"], in: .session)) var items
         let searchesBefore = try await calls.count("SearchItems")
-        let client = instance.client()
         let clock = ContinuousClock()
         let start = clock.now
-        for index in 0..<1000 {
-          try await client.write(
-            SecretValue("\(index)"), attributes: ["service": "burst", "account": "\(index)"], label: "b\(index)",
-            in: .session)
+        // Ten writers at once, so that the burst is dense even when each write is slow.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          for writer in 0..<10 {
+            let client = instance.client()
+            group.addTask {
+              for index in writer * 100..<(writer + 1) * 100 {
+                try await client.write(
+                  SecretValue("\(index)"), attributes: ["service": "burst", "account": "\(index)"],
+                  label: "b\(index)", in: .session)
+              }
+            }
+          }
+          try await group.waitForAll()
         }
         try await eventually("all 1,000 items listed", seconds: 60) { [items = $items] in
           items.wrappedValue.count == 1000
