@@ -84,4 +84,5 @@ struct AnySecretStore: PersistentStore {
   var readsBeforeWriting: Bool { base.readsBeforeWriting }
   func readDiscarded() { base.readDiscarded() }
   var isInMemory: Bool { base.isInMemory }
+  var writesFirstChangeAtOnce: Bool { base.writesFirstChangeAtOnce }
 }

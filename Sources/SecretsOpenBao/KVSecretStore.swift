@@ -28,6 +28,10 @@ struct KVSecretStore: PersistentStore {
   /// process has not read, and undecodable contents it read are kept from that read.
   var readsBeforeWriting: Bool { false }
 
+  /// Every write is a version (kept up to the mount's `max_versions`): changes wait for their
+  /// window, so a change and the `save()` after it make one version, and history is not halved.
+  var writesFirstChangeAtOnce: Bool { false }
+
   /// Writes go back to the version they were based on before the read the core discarded, so
   /// the newer version that read found is not overwritten unseen.
   func readDiscarded() { keys.versions.readDiscarded(path) }

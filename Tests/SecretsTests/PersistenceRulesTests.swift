@@ -207,8 +207,11 @@ struct PersistenceRulesTests {
         return
       }
       // The first change is written at once and opens the window; the next one waits for it.
-      shared.withLock { $0 = 5 }
-      try await eventually("the first change written") { try stage.stored() == "5" }
+      // (OpenBao's keys write no change before its window closes: there the first one waits.)
+      if backend != .openBao {
+        shared.withLock { $0 = 5 }
+        try await eventually("the first change written") { try stage.stored() == "5" }
+      }
       shared.withLock { $0 = 1 }
       let before = key.noticeCount
       try stage.writeOutside("2")

@@ -66,6 +66,12 @@ public protocol PersistentStore<Stored>: Sendable, CustomStringConvertible {
   /// handled before the call that made them returns, and a last handle's pending write is
   /// written before the handle is gone, so a test sees each effect at once. `false` by default.
   var isInMemory: Bool { get }
+
+  /// Whether the first change after a quiet spell is written at once (so a single change is
+  /// stored without waiting a window), the ones that follow batched into one write per window.
+  /// A store that keeps every write as a version (OpenBao's KV) says no: its changes then wait
+  /// for the window, so `withLock` then `save()` makes one version, not two. `true` by default.
+  var writesFirstChangeAtOnce: Bool { get }
 }
 
 extension PersistentStore {
@@ -76,4 +82,6 @@ extension PersistentStore {
   public var isInMemory: Bool { false }
   /// Nothing: the store's writes do not depend on what it read.
   public func readDiscarded() {}
+  /// `true`: a single change is stored without waiting for its window.
+  public var writesFirstChangeAtOnce: Bool { true }
 }

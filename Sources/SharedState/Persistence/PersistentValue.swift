@@ -227,7 +227,8 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
   /// Batches the write; a failed write is tried once more in the next window before the
   /// failure reaches `saveError`.
   private func scheduleWrite(_ value: Value, _ continuation: SaveContinuation) {
-    batcher.schedule(value) { [weak self] result in
+    let schedule = store.writesFirstChangeAtOnce ? batcher.schedule : batcher.scheduleInNextWindow
+    schedule(value) { [weak self] result in
       guard let self, case .failure = result, !batcher.hasPendingWrite, !handlesGone.isSet
       else {
         self?.reachedStore(result)
