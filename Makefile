@@ -23,8 +23,8 @@ RELEASE := -c release --static-swift-stdlib --disable-local-rpath \
 KNOWN_LINK_WARNING := libFoundationEssentials\.a(Data+Writing\.swift\.o).*the use of .mktemp. is dangerous
 release_build = $(SWIFT_BUILD) $(RELEASE) $(1) 2>&1 | { grep --line-buffered -v '$(KNOWN_LINK_WARNING)' || true; }
 PREFIX ?= $(HOME)/.local
-BENCHMARKS := SharedStateBenchmark SecretClientBenchmark SecretdBenchmark SecretdFairnessBenchmark SecretsBenchmark \
-  SecretctlBenchmark TrustComparison OpenBaoBenchmark
+BENCHMARKS := SharedStateBenchmark SecretClientBenchmark SecretdBenchmark SecretdRestartBenchmark SecretdFairnessBenchmark \
+  SecretsBenchmark SecretctlBenchmark TrustComparison OpenBaoBenchmark
 PRODUCTS := secretd secretctl secretctl-bao
 
 .PHONY: bootstrap build check test lint format docs bench run install uninstall deb static-cxx pkg-config-overrides \
@@ -103,10 +103,19 @@ format:
 docs: build
 	@scripts/docs
 
-# Every benchmark, release build; the whole transcript goes to Benchmarks/RESULTS.md.
+# Every benchmark, release build; the whole transcript goes to Benchmarks/RESULTS.md. secretd is
+# also measured against BASELINE's (the last commit before its store moved into an arena), built
+# from git once into .build/baseline-BASELINE; without git history it is left out, and said so.
+BASELINE ?= 6ce752f
+BASELINE_DIR := $(CURDIR)/.build/baseline-$(BASELINE)
 bench: bootstrap pkg-config-overrides static-cxx
 	@$(call release_build,)
-	@scripts/bench $(BENCHMARKS)
+	@if [ ! -x $(BASELINE_DIR)/.build/release/secretd ] && git cat-file -e $(BASELINE)^{commit} 2>/dev/null; then \
+	  rm -rf $(BASELINE_DIR) && mkdir -p $(BASELINE_DIR) && git archive $(BASELINE) | tar -x -C $(BASELINE_DIR) && \
+	  cd $(BASELINE_DIR) && $(call release_build,--product secretd); fi
+	@if [ -x $(BASELINE_DIR)/.build/release/secretd ]; then \
+	  export SECRETD_BASELINE=$(BASELINE_DIR)/.build/release/secretd SECRETD_BASELINE_NAME=$(BASELINE); fi; \
+	  scripts/bench $(BENCHMARKS)
 
 # Binaries in PREFIX/bin, the user unit for this user, and `secretctl setup` (the D-Bus activation
 # file, the unit enabled); scripts/install lists what it installed and says how to reach it.

@@ -129,6 +129,11 @@ let package = Package(
 
     // Benchmarks (`make bench`).
     .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport", swiftSettings: swiftSettings),
+    // A libsecret client and a provider process's CPU and memory, for the benchmarks of providers.
+    .target(
+      name: "ProviderBenchmarkSupport", dependencies: ["CLibSecret", "SecretTestSupport"],
+      path: "Benchmarks/ProviderBenchmarkSupport",
+      swiftSettings: swiftSettings),
     .executableTarget(
       name: "SecretClientBenchmark",
       dependencies: ["SecretClient", "CLibSecret", "SecretTestSupport", "BenchmarkSupport"],
@@ -158,8 +163,12 @@ let package = Package(
       name: "SecretdFairnessBenchmark", dependencies: ["CLibSecret", "SecretTestSupport"],
       path: "Benchmarks/SecretdFairnessBenchmark", swiftSettings: swiftSettings),
     .executableTarget(
-      name: "SecretdBenchmark", dependencies: ["CLibSecret", "SecretTestSupport", "BenchmarkSupport"],
+      name: "SecretdBenchmark", dependencies: ["ProviderBenchmarkSupport", "SecretTestSupport", "BenchmarkSupport"],
       path: "Benchmarks/SecretdBenchmark", swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "SecretdRestartBenchmark",
+      dependencies: ["CLibSecret", "ProviderBenchmarkSupport", "SecretTestSupport", "BenchmarkSupport"],
+      path: "Benchmarks/SecretdRestartBenchmark", swiftSettings: swiftSettings),
   ],
   swiftLanguageModes: [.v6]
 )

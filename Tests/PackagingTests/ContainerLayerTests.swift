@@ -48,17 +48,18 @@ struct ContainerLayerTests {
     "where root may not mount (no CAP_SYS_ADMIN, as in an unprivileged container) each container check says so and exits 77, a skip",
     .needsRoot("dropping a capability needs root to have it"))
   func withoutMountingTheChecksSkip() async throws {
-    let wrapper = FileManager.default.temporaryDirectory.appending(path: "without-sys-admin-\(UUID().uuidString)")
-    try Data("#!/bin/sh\nexec setpriv --bounding-set -sys_admin --inh-caps -sys_admin \"$@\"\n".utf8).write(to: wrapper)
-    defer { try? FileManager.default.removeItem(at: wrapper) }
-    chmod(wrapper.path, 0o755)
+    // setpriv itself, not a script written here: a file this process just wrote may still be open
+    // in a child another test forks, and exec would fail with ETXTBSY.
+    let withoutSysAdmin = URL(filePath: "/usr/bin/setpriv")
+    let dropping = ["--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"]
     for (script, arguments) in [
       (
         "scripts/check-unit-in-container", [try builtExecutable("secretd").path, try builtExecutable("secretctl").path]
       ),
       ("scripts/check-deb-in-container", ["/nonexistent/a.deb", "/nonexistent/b.deb"]),
     ] {
-      let check = try await ContainerCheck.run(wrapper, [packageRoot.appending(path: script).path] + arguments)
+      let check = try await ContainerCheck.run(
+        withoutSysAdmin, dropping + [packageRoot.appending(path: script).path] + arguments)
       guard case .cannotRun(let reason) = check else {
         Issue.record("\(script) ran without CAP_SYS_ADMIN: \(check)")
         continue

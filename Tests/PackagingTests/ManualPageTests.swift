@@ -48,7 +48,7 @@ struct ManualPageTests {
       .compactMap { $0.dropFirst(2).components(separatedBy: "  ").first }
     #expect(commands.count >= 13 && commands.contains("setup"), "\(commands)")
     for command in commands {
-      #expect(text.contains("secretctl \(command) "), "secretctl(1) lacks \(command)")
+      #expect(text.contains("\n   secretctl \(command)\n"), "secretctl(1) lacks \(command)")
       let section = text.components(separatedBy: "\n   secretctl \(command)\n").dropFirst().first ?? ""
       let shown = section.components(separatedBy: "\n   secretctl ").first ?? ""
       let words = command.split(separator: " ").map(String.init)

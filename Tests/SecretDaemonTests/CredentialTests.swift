@@ -28,7 +28,7 @@ struct CredentialAsker {
 
   /// Where the cgroup v2 tree is mounted.
   static var hierarchy: URL? {
-    let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+    let mounts = (try? readProcFile("/proc/self/mounts")) ?? ""
     let line = mounts.split(separator: "\n").first { $0.split(separator: " ").dropFirst(2).first == "cgroup2" }
     return line.map { URL(filePath: String($0.split(separator: " ")[1])) }
   }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// gnome-keyring run as another Unix user (nobody, 65534) on a bus every user may join, owning
 /// `org.freedesktop.secrets` before the test's own user starts a provider: what a process of

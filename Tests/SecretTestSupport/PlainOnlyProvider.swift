@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A small Secret Service provider (python, jeepney) that offers only `plain` transfer and
 /// answers `NotSupported` to a DH session, as some minimal providers do. It keeps its items in

@@ -24,7 +24,7 @@ public struct MemoryMapping: Sendable, CustomStringConvertible {
 
 /// The mappings of process `pid`, from /proc/PID/smaps.
 public func processMappings(pid: Int32) throws -> [MemoryMapping] {
-  let smaps = try readWhole("/proc/\(pid)/smaps")
+  let smaps = try readProcFile("/proc/\(pid)/smaps")
   var mappings: [MemoryMapping] = []
   for line in smaps.split(separator: "\n") {
     let fields = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -74,8 +74,9 @@ public func processMappings(pid: Int32, containing needle: [UInt8]) throws -> [M
   return found
 }
 
-/// A /proc file read to its end: Foundation stops after the first read, a few KB into smaps.
-private func readWhole(_ path: String) throws -> String {
+/// A /proc file read to its end: Foundation stops after the first read, a few KB into smaps
+/// or a long mounts.
+public func readProcFile(_ path: String) throws -> String {
   let fd = open(path, O_RDONLY | O_CLOEXEC)
   guard fd >= 0 else { throw HarnessError("cannot open \(path): errno \(errno)") }
   defer { close(fd) }
@@ -112,6 +113,6 @@ private func contains(_ haystack: ArraySlice<UInt8>, _ needle: [UInt8]) -> Bool 
 
 /// Whether a process still runs (not a zombie).
 public func isRunning(_ pid: Int32) -> Bool {
-  guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
+  guard let status = try? readProcFile("/proc/\(pid)/status") else { return false }
   return !status.contains("State:\tZ")
 }

@@ -23,19 +23,22 @@ public final class ProviderInstance: Sendable {
   public let arguments: [String]
   /// More environment for the provider's process (not its clients'), such as an allocation counter.
   public let providerEnvironment: [String: String]
+  /// The secretd binary to run (for `.secretd`), when not the one built here.
+  public let secretd: URL?
   private let process = Mutex<ChildProcess?>(nil)
 
   public var busAddress: String { bus.address }
 
   init(
     provider: Provider, bus: PrivateBus, busName: String, arguments: [String] = [],
-    providerEnvironment: [String: String] = [:]
+    providerEnvironment: [String: String] = [:], secretd: URL? = nil
   ) throws {
     self.provider = provider
     self.bus = bus
     self.busName = busName
     self.arguments = arguments
     self.providerEnvironment = providerEnvironment
+    self.secretd = secretd
     for folder in ["home", "run", "data", "config", "cache"] {
       try FileManager.default.createDirectory(
         at: bus.directory.appending(path: folder), withIntermediateDirectories: true)
@@ -105,11 +108,10 @@ public final class ProviderInstance: Sendable {
     case .gnomeKeyring:
       (try resolveExecutable("gnome-keyring-daemon"), ["--foreground", "--unlock", "--components=secrets"])
     case .secretd:
-      (try secretdExecutable(), ["--address", bus.address, "--bus-name", busName] + arguments)
+      (try secretd ?? secretdExecutable(), ["--address", bus.address, "--bus-name", busName] + arguments)
     }
   }
 
-  /// Stops the provider (SIGTERM) and waits for it to exit; the bus stays up.
   /// Stops the provider (SIGTERM), waits for it to exit and for the bus to drop its name (the
   /// bus learns of the exit a moment later: a call sent meanwhile would get NoReply, not "no
   /// provider").
@@ -152,15 +154,16 @@ public final class ProviderInstance: Sendable {
 ///   - everyUser: a bus that processes of every user may join (a test runs clients as others).
 ///   - arguments: more command-line arguments for secretd.
 ///   - providerEnvironment: more environment for the provider's process.
+///   - secretd: another secretd binary to run (a benchmark's previous build).
 public func withProvider<T>(
   _ provider: Provider, busName: String = "org.freedesktop.secrets", everyUser: Bool = false, arguments: [String] = [],
-  providerEnvironment: [String: String] = [:], _ body: (ProviderInstance) async throws -> T
+  providerEnvironment: [String: String] = [:], secretd: URL? = nil, _ body: (ProviderInstance) async throws -> T
 ) async throws -> T {
   // Started on the calling thread: that bounds how many providers run at once by the width of
   // Swift's pool, and each holds inotify instances, of which a user may have only 128.
   let instance = try ProviderInstance(
     provider: provider, bus: try PrivateBus(everyUser: everyUser), busName: busName, arguments: arguments,
-    providerEnvironment: providerEnvironment)
+    providerEnvironment: providerEnvironment, secretd: secretd)
   defer { instance.stop() }
   return try await body(instance)
 }
