@@ -52,6 +52,43 @@ struct MemoryBudgetTests {
     #expect(store.usedBytes == base)
   }
 
+  @Test(
+    "20,000 creates, replaces and deletes of secrets of random sizes fit in a 64 KiB budget: freed blocks are joined and reused, so the arena holds the live items, not their history"
+  )
+  func freedSpaceIsReused() throws {
+    let store = try makeStore(limits: Limits(maxMemory: 64 << 10))
+    let base = store.usedBytes
+    var generator = SystemRandomNumberGenerator()
+    var live: [String: Int] = [:]
+    for step in 0..<20_000 {
+      let name = "n\(Int.random(in: 0..<40, using: &generator))"
+      if step % 5 == 4, let number = live.removeValue(forKey: name) {
+        try store.deleteItem(ItemReference(collection: "session", item: number))
+        continue
+      }
+      let secret = String(repeating: "s", count: Int.random(in: 1...600, using: &generator))
+      live[name] =
+        try store.createItem(
+          in: "session", label: name, attributes: ["name": name], contentType: "text/plain", secret: sent(secret),
+          replace: true
+        ).item
+    }
+    #expect(store.usedBytes == store.arena.usedBytes)
+    for number in live.values { try store.deleteItem(ItemReference(collection: "session", item: number)) }
+    #expect(store.usedBytes == base)
+    // Every freed block joined its neighbours again: no two free blocks lie side by side, and
+    // all that is not used is free.
+    var (offset, free, previousWasFree) = (ArenaLayout.headerSize, 0, false)
+    while offset < store.arena.size {
+      let word = store.arena.load(at: offset)
+      let isFree = ArenaLayout.BlockState(rawValue: UInt8(word & 0xff)) == .free
+      #expect(!(isFree && previousWasFree), "two free blocks side by side at \(offset)")
+      if isFree { free += store.arena.blockSize(at: offset) }
+      (offset, previousWasFree) = (offset + store.arena.blockSize(at: offset), isFree)
+    }
+    #expect(free == store.arena.capacity - base)
+  }
+
   @Test("collections and aliases are bounded by --max-collections and --max-aliases")
   func collectionsAndAliases() throws {
     var limits = Limits()
