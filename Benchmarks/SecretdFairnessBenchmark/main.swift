@@ -1,19 +1,27 @@
-// Benchmark: is a provider fair to an honest client while two others flood it? secretd, and
-// gnome-keyring doing the same work on the same kind of collection (session: memory only).
+// Benchmark: is a provider fair to an honest client while others flood it? Two scenes:
 //
-// One store of `itemCount` items. The honest client runs libsecret lookups
-// (secret_service_lookup_sync, one at a time) and times each. Two flooders, each on its own
-// connection, keep `inFlight` calls outstanding at all times: one asks SearchItems({}) (every
-// item's path), the other GetSecrets over `pathsPerGetSecrets` items through a plain session.
-// Rounds alternate idle and flood phases (which goes first alternates too); each phase gives
-// the median latency of its lookups. Flooders are processes of their own (in one process they
-// would share GDBus's reader thread with the honest client). Printed: medians over the rounds,
-// their spread (lowest and highest round), and the ratio flood / idle; secretd's target is 5x.
+// 1. secretd, and gnome-keyring doing the same work on the same kind of collection (session:
+//    memory only), with 5,000 items; two flooders, each on its own connection, keep `inFlight`
+//    calls outstanding at all times: one asks SearchItems({}) (every item's path), the other
+//    GetSecrets over `pathsPerGetSecrets` items through a plain session.
+// 2. 100,000 items, and one flooder listing them all (SearchItems({}), `inFlight` at a time):
+//    secretd against its previous build (SECRETD_BASELINE), which answered such calls on the
+//    thread that reads the bus. gnome-keyring is left out: filling it with 100,000 items takes
+//    hours (it slows with every item).
+//
+// The honest client runs libsecret lookups (secret_service_lookup_sync, one at a time) and times
+// each. Rounds alternate idle and flood phases (which goes first alternates too); each phase
+// gives the median latency of its lookups. Flooders are processes of their own (in one process
+// they would share GDBus's reader thread with the honest client). Printed: medians over the
+// rounds, their spread (lowest and highest round), and the ratio flood / idle; secretd's target
+// is 5x.
 import CLibSecret
 import Foundation
 import SecretTestSupport
 
-let itemCount = 5_000
+/// The items of scene 1 and of scene 2.
+let fewItems = 5_000
+let manyItems = 100_000
 let pathsPerGetSecrets = 1_000
 let inFlight = 4
 let rounds = 7
@@ -80,8 +88,8 @@ func callSync(_ connection: OpaquePointer, _ path: String, _ interface: String, 
   return reply
 }
 
-/// Fills the store through a plain session and returns every item's path.
-func fill(_ address: String) throws -> [String] {
+/// Fills the store with `itemCount` items through a plain session and returns every item's path.
+func fill(_ address: String, itemCount: Int) throws -> [String] {
   let connection = try connect(address)
   defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
   let opened = try callSync(
@@ -246,42 +254,75 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "flood" {
   try flood(kind: CommandLine.arguments[2], address: CommandLine.arguments[3])
 }
 
-say("Fairness: an honest client's libsecret lookups, idle and while two other processes flood the provider")
+/// The honest client's median lookup latency per round, idle and while `flooders` run.
+func measure(_ instance: ProviderInstance, itemCount: Int, flooders kinds: [String]) throws -> (
+  idle: [Double], flood: [Double]
+) {
+  _ = try fill(instance.busAddress, itemCount: itemCount)
+  let honest = try HonestClient(address: instance.busAddress)
+  var idle: [Double] = []
+  var flood: [Double] = []
+  for index in 0..<200 { _ = try honest.lookup(index) }  // warm up
+  for round in 0..<rounds {
+    for flooding in round.isMultiple(of: 2) ? [false, true] : [true, false] {
+      let flooders =
+        flooding
+        ? try kinds.map { try startFlooder($0, address: instance.busAddress, in: instance.bus.directory) } : []
+      defer {
+        for flooder in flooders {
+          flooder.signal(SIGKILL)
+          flooder.wait()
+        }
+      }
+      var latencies: [Double] = []
+      for step in 0..<lookupsPerPhase where latencies.reduce(0, +) < phaseSeconds {
+        latencies.append(try honest.lookup((round * 7919 + step * 31) % itemCount))
+      }
+      if flooding { flood.append(median(latencies)) } else { idle.append(median(latencies)) }
+    }
+  }
+  return (idle, flood)
+}
+
+func report(_ name: String, _ phases: (idle: [Double], flood: [Double]), target: Bool) {
+  let (idle, flood) = phases
+  let ratio = median(flood) / median(idle)
+  say(
+    "\(name): idle \(milliseconds(median(idle))) (rounds \(milliseconds(idle.min() ?? 0))–\(milliseconds(idle.max() ?? 0))), "
+      + "under flood \(milliseconds(median(flood))) (rounds \(milliseconds(flood.min() ?? 0))–\(milliseconds(flood.max() ?? 0))); "
+      + "flood / idle = \(String(format: "%.1fx", ratio))\(target ? " (target <= 5x)" : "")")
+}
+
+say("Fairness: an honest client's libsecret lookups, idle and while other processes flood the provider")
 say(
-  "(\(itemCount) items in the session collection; each flooder keeps \(inFlight) calls in flight: SearchItems({}) "
-    + "and GetSecrets of \(pathsPerGetSecrets) paths; \(rounds) rounds of \(lookupsPerPhase) lookups or \(Int(phaseSeconds)) s "
-    + "per phase, phases alternating)")
+  "1. \(fewItems) items in the session collection; two flooders, each keeping \(inFlight) calls in flight: "
+    + "SearchItems({}) and GetSecrets of \(pathsPerGetSecrets) paths; \(rounds) rounds of \(lookupsPerPhase) lookups "
+    + "or \(Int(phaseSeconds)) s per phase, phases alternating")
 for provider in Provider.all {
   try await withProvider(provider) { instance in
-    _ = try fill(instance.busAddress)
-    let honest = try HonestClient(address: instance.busAddress)
-    var idle: [Double] = []
-    var flood: [Double] = []
-    for index in 0..<200 { _ = try honest.lookup(index) }  // warm up
-    for round in 0..<rounds {
-      for flooding in round.isMultiple(of: 2) ? [false, true] : [true, false] {
-        let flooders =
-          flooding
-          ? try ["search", "secrets"].map {
-            try startFlooder($0, address: instance.busAddress, in: instance.bus.directory)
-          } : []
-        defer {
-          for flooder in flooders {
-            flooder.signal(SIGKILL)
-            flooder.wait()
-          }
-        }
-        var latencies: [Double] = []
-        for step in 0..<lookupsPerPhase where latencies.reduce(0, +) < phaseSeconds {
-          latencies.append(try honest.lookup((round * 7919 + step * 31) % itemCount))
-        }
-        if flooding { flood.append(median(latencies)) } else { idle.append(median(latencies)) }
-      }
-    }
-    let ratio = median(flood) / median(idle)
-    say(
-      "\(provider): idle \(milliseconds(median(idle))) (rounds \(milliseconds(idle.min() ?? 0))–\(milliseconds(idle.max() ?? 0))), "
-        + "under flood \(milliseconds(median(flood))) (rounds \(milliseconds(flood.min() ?? 0))–\(milliseconds(flood.max() ?? 0))); "
-        + "flood / idle = \(String(format: "%.1fx", ratio))\(provider == .secretd ? " (target <= 5x)" : "")")
+    report(
+      "\(provider)", try measure(instance, itemCount: fewItems, flooders: ["search", "secrets"]),
+      target: provider == .secretd)
   }
+}
+
+say("")
+say(
+  "2. \(manyItems) items; one flooder keeping \(inFlight) SearchItems({}) in flight, each listing every item; "
+    + "secretd against its previous build, whose reading thread answered such calls itself")
+// 100,000 items take more than the budget 8 MiB of locked memory gives (a user's default): a
+// budget of 64 MiB for both sides, locked where this process may lock that much.
+let manyItemsArguments = ["--max-memory", "64M", "--allow-unlocked-memory"]
+let baseline = ProcessInfo.processInfo.environment["SECRETD_BASELINE"].map { URL(filePath: $0) }
+let baselineName = ProcessInfo.processInfo.environment["SECRETD_BASELINE_NAME"] ?? "baseline"
+try await withProvider(.secretd, arguments: manyItemsArguments) { instance in
+  report("secretd", try measure(instance, itemCount: manyItems, flooders: ["search"]), target: true)
+}
+if let baseline {
+  try await withProvider(.secretd, arguments: manyItemsArguments, secretd: baseline) { instance in
+    report(
+      "secretd \(baselineName)", try measure(instance, itemCount: manyItems, flooders: ["search"]), target: false)
+  }
+} else {
+  say("(no earlier secretd to compare with: SECRETD_BASELINE is not set)")
 }
