@@ -33,8 +33,13 @@ struct SecretItemStore: PersistentStore {
 
 /// A value's JSON, and the errors that say which item did not decode without quoting it.
 enum SecretJSON {
+  /// Keys sorted: the same value is always the same bytes, whichever process writes it, so a
+  /// store that compares what it wrote with what it reads sees no change where there is none.
   static func encode<Value: Encodable>(_ value: Value) throws -> [UInt8]? {
-    isNone(value) ? nil : Array(try JSONEncoder().encode(value))
+    guard !isNone(value) else { return nil }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    return Array(try encoder.encode(value))
   }
 
   static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], address: SecretItemAddress) throws -> Value

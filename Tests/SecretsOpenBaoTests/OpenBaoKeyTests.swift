@@ -69,7 +69,8 @@ extension OpenBaoTests {
           $token.withLock { $0 = Token(value: "y", expires: 4) }
           try await $token.save()
           #expect(try server.version(of: "gone/a") > deleted)
-          #expect(try server.value(at: "gone/a") == #"{"expires":4,"value":"y"}"#)
+          let written = try server.value(at: "gone/a")
+          #expect(written == #"{"expires":4,"value":"y"}"#, "\(String(describing: written))")
         }
       }
     }

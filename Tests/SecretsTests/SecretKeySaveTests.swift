@@ -33,6 +33,24 @@ struct SecretKeySaveTests {
     }
   }
 
+  /// Eight fields: were they written in the order of a hashed dictionary, all eight would come
+  /// out sorted by chance once in 40,320 writes.
+  struct Profile: Codable, Equatable {
+    var host = "h", port = 1, user = "u", token = "t", scope = "s", region = "r", expires = 2, label = "l"
+  }
+
+  @Test(arguments: Provider.all)
+  func theSameValueIsAlwaysWrittenAsTheSameBytesWithItsKeysSorted(provider: Provider) async throws {
+    try await withSecretKeys(provider) { instance, _ in
+      @Shared(.secret(service: "sorted", account: "a")) var profile: Profile? = nil
+      $profile.withLock { $0 = Profile() }
+      try await $profile.save()
+      #expect(
+        try instance.lookup("sorted", "a")
+          == #"{"expires":2,"host":"h","label":"l","port":1,"region":"r","scope":"s","token":"t","user":"u"}"#)
+    }
+  }
+
   @Test(arguments: Provider.all)
   func writingNilDeletesTheItem(provider: Provider) async throws {
     try await withSecretKeys(provider) { instance, _ in
