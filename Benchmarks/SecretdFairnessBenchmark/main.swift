@@ -298,11 +298,20 @@ say(
   "1. \(fewItems) items in the session collection; two flooders, each keeping \(inFlight) calls in flight: "
     + "SearchItems({}) and GetSecrets of \(pathsPerGetSecrets) paths; \(rounds) rounds of \(lookupsPerPhase) lookups "
     + "or \(Int(phaseSeconds)) s per phase, phases alternating")
+let baseline = ProcessInfo.processInfo.environment["SECRETD_BASELINE"].map { URL(filePath: $0) }
+let baselineName = ProcessInfo.processInfo.environment["SECRETD_BASELINE_NAME"] ?? "baseline"
 for provider in Provider.all {
   try await withProvider(provider) { instance in
     report(
       "\(provider)", try measure(instance, itemCount: fewItems, flooders: ["search", "secrets"]),
       target: provider == .secretd)
+  }
+}
+if let baseline {
+  try await withProvider(.secretd, secretd: baseline) { instance in
+    report(
+      "secretd \(baselineName)", try measure(instance, itemCount: fewItems, flooders: ["search", "secrets"]),
+      target: false)
   }
 }
 
@@ -313,8 +322,6 @@ say(
 // 100,000 items take more than the budget 8 MiB of locked memory gives (a user's default): a
 // budget of 64 MiB for both sides, locked where this process may lock that much.
 let manyItemsArguments = ["--max-memory", "64M", "--allow-unlocked-memory"]
-let baseline = ProcessInfo.processInfo.environment["SECRETD_BASELINE"].map { URL(filePath: $0) }
-let baselineName = ProcessInfo.processInfo.environment["SECRETD_BASELINE_NAME"] ?? "baseline"
 try await withProvider(.secretd, arguments: manyItemsArguments) { instance in
   report("secretd", try measure(instance, itemCount: manyItems, flooders: ["search"]), target: true)
 }

@@ -1,5 +1,5 @@
 // What a Secret Service provider's death takes with it, side by side: the README's table of what
-// survives a crash is these tests' claims. gnome-keyring's session collection is the memory-only
+// survives is these tests' claims (and, under a real user manager, scripts/check-store-in-container's). gnome-keyring's session collection is the memory-only
 // peer of secretd's store; its login collection is on disk.
 import Foundation
 import SecretTestSupport
@@ -22,23 +22,23 @@ struct ProviderDeathTests {
     return found.status == 0 ? found.stdoutText : nil
   }
 
-  /// SIGKILL, as a crash or an OOM kill ends it, then a new process.
-  static func killAndRestart(_ instance: ProviderInstance) throws {
-    kill(instance.pid, SIGKILL)
+  /// SIGKILL, as a crash or an OOM kill ends it (SIGTERM: a stop or a restart), then a new process.
+  static func killAndRestart(_ instance: ProviderInstance, with signal: Int32 = SIGKILL) throws {
+    kill(instance.pid, signal)
     instance.stopProvider()
     try instance.startProvider()
   }
 
   @Test(
-    "gnome-keyring killed and started again has lost every item of its session collection (memory) and kept those of its login collection (disk)"
-  )
-  func gnomeKeyringLosesItsSessionCollection() async throws {
+    "gnome-keyring killed (a crash) or stopped (a restart, an upgrade) and started again has lost every item of its session collection (memory) and kept those of its login collection (disk)",
+    arguments: [SIGKILL, SIGTERM])
+  func gnomeKeyringLosesItsSessionCollection(signal: Int32) async throws {
     try await withProvider(.gnomeKeyring) { instance in
       try Self.store("in memory", as: "session-item", in: "session", on: instance)
       try Self.store("on disk", as: "login-item", in: "default", on: instance)
       #expect(try Self.lookup("session-item", on: instance) == "in memory")
       #expect(try Self.lookup("login-item", on: instance) == "on disk")
-      try Self.killAndRestart(instance)
+      try Self.killAndRestart(instance, with: signal)
       #expect(try Self.lookup("session-item", on: instance) == nil)
       #expect(try Self.lookup("login-item", on: instance) == "on disk")
     }

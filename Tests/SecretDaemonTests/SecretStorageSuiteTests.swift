@@ -44,8 +44,7 @@ struct SecretStorageSuiteTests {
     return packageRoot.appending(path: ".build/pypi/\(release.sdist).tar.gz")
   }
 
-  /// The same suite, the same counts, against either provider (the README says "the same as
-  /// against gnome-keyring"). Debian's 3.3.3 maps only GDBus's answer to an unknown object path
+  /// The same suite, the same counts, against either provider. Debian's 3.3.3 maps only GDBus's answer to an unknown object path
   /// to ItemNotFoundException: its `test_non_existing_item` passes once secretd answers as
   /// gnome-keyring does (issue 25, item 14).
   @Test(
