@@ -20,6 +20,7 @@ let package = Package(
   targets: [
     // C libraries, as Debian ships them (scripts/bootstrap installs them).
     .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+    .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
     .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
     // The few system calls Swift cannot make itself (variadic syscall, SCM_RIGHTS), as inline C.
     .systemLibrary(name: "CSystemCalls"),
@@ -40,7 +41,7 @@ let package = Package(
     .target(
       name: "SecretsOpenBao", dependencies: ["Secrets", "SecretClient", "SystemCalls"], swiftSettings: swiftSettings),
     .target(
-      name: "SecretDaemon", dependencies: ["CLibSecret", "SystemCalls", "TransferCrypto"],
+      name: "SecretDaemon", dependencies: ["CGio", "CSystemCalls", "SystemCalls", "TransferCrypto"],
       swiftSettings: swiftSettings),
     // The command-line parser and help of secretctl and secretd, and their version.
     .target(name: "CommandLineSyntax", swiftSettings: swiftSettings),
@@ -160,7 +161,7 @@ let package = Package(
       name: "TrustComparison", dependencies: ["SecretTestSupport"], path: "Benchmarks/TrustComparison",
       swiftSettings: swiftSettings),
     .executableTarget(
-      name: "SecretdFairnessBenchmark", dependencies: ["CLibSecret", "SecretTestSupport"],
+      name: "SecretdFairnessBenchmark", dependencies: ["CGio", "CLibSecret", "SecretTestSupport"],
       path: "Benchmarks/SecretdFairnessBenchmark", swiftSettings: swiftSettings),
     .executableTarget(
       name: "SecretdBenchmark", dependencies: ["ProviderBenchmarkSupport", "SecretTestSupport", "BenchmarkSupport"],

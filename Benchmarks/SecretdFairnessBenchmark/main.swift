@@ -15,6 +15,7 @@
 // they would share GDBus's reader thread with the honest client). Printed: medians over the
 // rounds, their spread (lowest and highest round), and the ratio flood / idle; secretd's target
 // is 5x.
+import CGio
 import CLibSecret
 import Foundation
 import SecretTestSupport
@@ -56,12 +57,12 @@ func stringDictionary(_ pairs: [String: String]) -> OpaquePointer {
   let entries: [OpaquePointer?] = pairs.sorted { $0.key < $1.key }.map {
     g_variant_new_dict_entry(g_variant_new_string($0.key), g_variant_new_string($0.value))
   }
-  return "{ss}".withCString { g_variant_new_array(secretd_variant_type($0), entries, gsize(entries.count)) }
+  return "{ss}".withCString { g_variant_new_array(cgio_variant_type($0), entries, gsize(entries.count)) }
 }
 
 func objectPaths(_ paths: [String]) -> OpaquePointer {
   let children: [OpaquePointer?] = paths.map { g_variant_new_object_path($0) }
-  return "o".withCString { g_variant_new_array(secretd_variant_type($0), children, gsize(children.count)) }
+  return "o".withCString { g_variant_new_array(cgio_variant_type($0), children, gsize(children.count)) }
 }
 
 func tuple(_ children: [OpaquePointer?]) -> OpaquePointer {
@@ -70,7 +71,7 @@ func tuple(_ children: [OpaquePointer?]) -> OpaquePointer {
 
 func bytes(_ value: [UInt8]) -> OpaquePointer {
   value.withUnsafeBytes { raw in
-    "y".withCString { g_variant_new_fixed_array(secretd_variant_type($0), raw.baseAddress, gsize(raw.count), 1) }
+    "y".withCString { g_variant_new_fixed_array(cgio_variant_type($0), raw.baseAddress, gsize(raw.count), 1) }
   }
 }
 
@@ -107,7 +108,7 @@ func fill(_ address: String, itemCount: Int) throws -> [String] {
         g_variant_new_string("org.freedesktop.Secret.Item.Label"),
         g_variant_new_variant(g_variant_new_string("item \(index)"))),
     ]
-    let properties = "{sv}".withCString { g_variant_new_array(secretd_variant_type($0), entries, 2) }
+    let properties = "{sv}".withCString { g_variant_new_array(cgio_variant_type($0), entries, 2) }
     let secret = tuple([
       g_variant_new_object_path(session), bytes([]),
       bytes(Array("secret-value-\(index)-".utf8) + [UInt8](repeating: 0x41, count: 40)),

@@ -8,8 +8,6 @@
 #include <libsecret/secret.h>
 #include <gio/gio.h>
 
-#include "daemon-shim.h"
-
 // libsecret 0.20's SecretService constructor forces the session bus, the bus name from the
 // environment and the default proxy flags, whatever the caller passed. This subclass restores
 // the caller's connection, name and flags right after that, still inside construction, so a

@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -94,6 +96,16 @@ static inline int secretd_peer_credentials(int socket, int *pid, unsigned int *u
   *pid = credentials.pid;
   *uid = credentials.uid;
   return 0;
+}
+
+// prctl is variadic: make the process non-dumpable (no core, no ptrace by peers).
+static inline int secretd_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+static inline int secretd_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
+
+// ioctl is variadic: the bytes waiting to be read on a socket (FIONREAD), or -1.
+static inline int secretd_unread_bytes(int fd) {
+  int count = 0;
+  return ioctl(fd, FIONREAD, &count) == 0 ? count : -1;
 }
 
 #endif

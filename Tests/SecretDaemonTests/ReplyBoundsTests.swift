@@ -1,7 +1,7 @@
 // Every answer fits D-Bus: an answer past --max-reply-size is refused with LimitsExceeded
 // (the bus would otherwise drop secretd, and every secret with it), paths per call are capped
 // before any work, and collection names are short enough that listings fit at the item limit.
-import CLibSecret
+import CGio
 import Foundation
 import SecretTestSupport
 import Testing

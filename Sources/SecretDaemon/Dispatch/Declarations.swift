@@ -88,7 +88,8 @@ struct SignalDeclaration: Sendable {
 }
 
 /// An object the router can make from a path once it exists, on which a declared interface runs.
-protocol BusObject {
+/// Its type is sent to the worker threads that make it (`SendableMetatype`).
+protocol BusObject: SendableMetatype {
   /// The object `node` names; throws when it does not exist.
   init(daemon: Daemon, node: ObjectNode) throws(DBusError)
 }

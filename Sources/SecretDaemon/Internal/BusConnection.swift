@@ -1,5 +1,6 @@
 // A connection to a message bus: name ownership, calls to the bus driver, signals, sending.
-import CLibSecret
+import CGio
+import CSystemCalls
 package import SystemCalls
 
 /// Whether the name request succeeded, and if not who holds the name.
@@ -129,7 +130,7 @@ package final class BusConnection: @unchecked Sendable {
     let reply = replyType.withCString { type in
       g_dbus_connection_call_sync(
         raw, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
-        arguments.makeFloating(), secretd_variant_type(type), G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
+        arguments.makeFloating(), cgio_variant_type(type), G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
     }
     guard let reply else { throw GLibError(consuming: error, operation: method) }
     return Variant(adopting: reply)

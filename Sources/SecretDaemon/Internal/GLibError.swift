@@ -1,5 +1,5 @@
 // GErrors as Swift errors; D-Bus error replies by the names clients match on.
-import CLibSecret
+import CGio
 
 /// A failure of GIO itself (a `GError`), keeping its domain, code and text.
 package struct GLibError: Error, CustomStringConvertible {

@@ -1,5 +1,5 @@
 // GVariant wrappers: the only place that builds or reads GVariant values.
-import CLibSecret
+import CGio
 
 /// A value to send on the bus, built in Swift and turned into a GVariant in one place.
 ///
@@ -42,7 +42,7 @@ indirect enum DBusValue {
   /// call that uses it: a pointer made from a Swift string lives only as long as that call.
   /// Wraps g_variant_new_fixed_array.
   private static func byteArray(_ bytes: UnsafeRawBufferPointer) -> OpaquePointer {
-    "y".withCString { g_variant_new_fixed_array(secretd_variant_type($0), bytes.baseAddress, gsize(bytes.count), 1) }
+    "y".withCString { g_variant_new_fixed_array(cgio_variant_type($0), bytes.baseAddress, gsize(bytes.count), 1) }
   }
 
   /// Builds a new floating GVariant (the consumer sinks it). Wraps g_variant_new_*.
@@ -65,7 +65,7 @@ indirect enum DBusValue {
       return variant.raw
     case .array(let elementType, let elements):
       let children: [OpaquePointer?] = elements.map { $0.makeFloating() }
-      return elementType.withCString { g_variant_new_array(secretd_variant_type($0), children, gsize(children.count)) }
+      return elementType.withCString { g_variant_new_array(cgio_variant_type($0), children, gsize(children.count)) }
     case .dictEntry(let key, let value):
       return g_variant_new_dict_entry(key.makeFloating(), value.makeFloating())
     case .tuple(let elements):
@@ -97,7 +97,7 @@ final class Variant {
   var typeString: String { String(cString: g_variant_get_type_string(raw)) }
 
   func isOfType(_ signature: String) -> Bool {
-    signature.withCString { g_variant_is_of_type(raw, secretd_variant_type($0)) != 0 }
+    signature.withCString { g_variant_is_of_type(raw, cgio_variant_type($0)) != 0 }
   }
 
   var childCount: Int { Int(g_variant_n_children(raw)) }

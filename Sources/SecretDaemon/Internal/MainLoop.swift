@@ -1,5 +1,5 @@
 // The GLib main loop, signal sources and timers. Wraps g_main_loop_*, g_unix_signal_add, g_timeout_add.
-import CLibSecret
+import CGio
 import Synchronization
 package import SystemCalls
 

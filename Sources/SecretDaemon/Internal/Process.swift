@@ -1,6 +1,7 @@
 // Process-level hardening: no core dumps, no ptrace by peers, freed heap memory wiped.
 // prctl through CLibSecret's shim (it is variadic); the rest through SystemCalls.
-import CLibSecret
+import CGio
+import CSystemCalls
 import SystemCalls
 
 /// Makes the process unfit to leak secrets through dumps, debuggers or freed memory.
