@@ -27,9 +27,12 @@ let package = Package(
 
     // Libraries.
     .target(
-      name: "SecretClient", dependencies: ["CLibSecret", "SystemCalls", "TransferCrypto"], swiftSettings: swiftSettings),
+      name: "SecretClient", dependencies: ["CLibSecret", "SecretMemory", "SystemCalls", "TransferCrypto"],
+      swiftSettings: swiftSettings),
     // The transfer algorithm both ends of a Secret Service session run (DH, HKDF, AES), over libgcrypt.
-    .target(name: "TransferCrypto", dependencies: ["CGcrypt"], swiftSettings: swiftSettings),
+    .target(name: "TransferCrypto", dependencies: ["CGcrypt", "SecretMemory"], swiftSettings: swiftSettings),
+    // Secret bytes (SecretBytes) in locked memory that is wiped when released, for every module.
+    .target(name: "SecretMemory", dependencies: ["SystemCalls"], swiftSettings: swiftSettings),
     .target(name: "SharedState", dependencies: ["SystemCalls"], swiftSettings: swiftSettings),
     // The operating system's calls, typed (errno, descriptors, files, signals, time, processes, memory, locks,
     // terminals), for every module.
@@ -41,12 +44,12 @@ let package = Package(
     .target(
       name: "SecretsOpenBao", dependencies: ["Secrets", "SecretClient", "SystemCalls"], swiftSettings: swiftSettings),
     .target(
-      name: "SecretDaemon", dependencies: ["CGio", "CSystemCalls", "SystemCalls", "TransferCrypto"],
+      name: "SecretDaemon", dependencies: ["CGio", "CSystemCalls", "SecretMemory", "SystemCalls", "TransferCrypto"],
       swiftSettings: swiftSettings),
     // The command-line parser and help of secretctl and secretd, and their version.
     .target(name: "CommandLineSyntax", swiftSettings: swiftSettings),
     .target(
-      name: "SecretCLI", dependencies: ["SecretClient", "SystemCalls", "CommandLineSyntax"],
+      name: "SecretCLI", dependencies: ["SecretClient", "SecretMemory", "SystemCalls", "CommandLineSyntax"],
       swiftSettings: swiftSettings),
 
     // Executables.
@@ -55,7 +58,8 @@ let package = Package(
     .executableTarget(name: "secretctl", dependencies: ["SecretCLI", "SystemCalls"], swiftSettings: swiftSettings),
     // secretctl with OpenBao linked; secretctl hands it the commands that need OpenBao.
     .executableTarget(
-      name: "secretctl-bao", dependencies: ["SecretCLI", "SecretsOpenBao"], swiftSettings: swiftSettings),
+      name: "secretctl-bao", dependencies: ["SecretCLI", "SecretMemory", "SecretsOpenBao"], swiftSettings: swiftSettings
+    ),
 
     // Test support: private buses and real providers for every test target.
     .target(
@@ -152,7 +156,8 @@ let package = Package(
       path: "Benchmarks/OpenBaoBenchmark", swiftSettings: swiftSettings),
     // The least a lookup costs within secretctl's design, timed by SecretctlBenchmark.
     .executableTarget(
-      name: "lookup-floor", dependencies: ["CLibSecret", "TransferCrypto"], path: "Benchmarks/LookupFloor",
+      name: "lookup-floor", dependencies: ["CLibSecret", "SecretMemory", "TransferCrypto"],
+      path: "Benchmarks/LookupFloor",
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "SecretctlBenchmark", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport", "BenchmarkSupport"],

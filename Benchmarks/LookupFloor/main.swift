@@ -7,6 +7,7 @@
 // the secret decrypted in ordinary memory. Exit status 1 on any failure.
 import CLibSecret
 import Glibc
+import SecretMemory
 import TransferCrypto
 
 func fail() -> Never { exit(1) }
@@ -49,7 +50,7 @@ let opened = call(
   [g_variant_new_string("dh-ietf1024-sha256-aes128-cbc-pkcs7"), g_variant_new_variant(publicKey)], returning: "(vo)")
 let session = string(of: opened, at: 1)
 let boxed = g_variant_get_child_value(opened, 0)
-guard let key = try? LockedBytes(count: DiffieHellman.aesKeyLength),
+guard let key = SecretBytes(lockedCount: DiffieHellman.aesKeyLength),
   let peer = try? DiffieHellman.validPeerKey(bytes(of: g_variant_get_variant(boxed))),
   (try? key.withUnsafeMutableBytes { try DiffieHellman.deriveKey(pair, peer: peer, into: $0) }) != nil
 else { fail() }

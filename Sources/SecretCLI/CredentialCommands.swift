@@ -33,8 +33,7 @@ enum CredentialCommands {
     options: [unit, OptionSpec("trim", help: "Drop one trailing newline from piped input."), Common.allowEmpty]
   ) { arguments, console throws(CLIError) in
     let (id, unit) = try credential(arguments)
-    var secret = try ItemCommands.readSecret(arguments, console: console, for: describe(id, unit))
-    defer { wipe(&secret) }
+    let secret = try ItemCommands.readSecret(arguments, console: console, for: describe(id, unit))
     let client = console.client()
     try service(client) { () throws(SecretError) in
       try client.write(
@@ -60,8 +59,7 @@ enum CredentialCommands {
     let candidates = unit.map { [attributes(id, $0), attributes(id, nil)] } ?? [attributes(id, nil)]
     for address in candidates {
       let found = try service(client) { () throws(SecretError) in try client.readNamed(address, in: .default) }
-      guard var value = found?.value else { continue }
-      defer { wipe(&value.bytes) }
+      guard let value = found?.value else { continue }
       try console.writeSecret(value.bytes)
       return .success
     }

@@ -42,13 +42,12 @@ enum ExecCommand {
       let found = try service(client) { () throws(SecretError) in
         try client.read(service: binding.service, account: binding.account, in: collection)
       }
-      guard var value = found else {
+      guard let value = found else {
         throw ItemCommands.nothingNamed(
           SecretClient.attributes(service: binding.service, account: binding.account),
           "\(ItemCommands.describe(binding.service, binding.account)) (for \(binding.variable))", in: collection,
           client: client, consequence: "; nothing was run")
       }
-      defer { wipe(&value.bytes) }
       try setVariable(binding.variable, toSecret: value)
     }
     return becomeCommand(command, arguments: [command] + arguments.all("ARG"), console: console)

@@ -26,15 +26,14 @@ enum GitCredential {
     let action = arguments.argument("ACTION") ?? ""
     // git's protocol: a helper silently ignores an action it does not know.
     guard ["get", "store", "erase"].contains(action) else { return .success }
-    var input = SecretBuffer()
+    let input = SecretBytes()
     guard input.read(from: console.input, until: endsWithBlankLine) else {
       throw .usage("cannot read the credential from stdin")
     }
-    guard !input.bytes.contains(0) else {
+    guard !input.contains(0) else {
       throw .usage("the credential git sent holds a NUL byte; nothing was done")
     }
-    var credential = Credential(parsing: input.bytes)
-    defer { credential.wipe() }
+    var credential = input.withUnsafeBytes { Credential(parsing: $0) }
     let client = console.client()
     switch action {
     case "get": try get(&credential, client: client, console: console)
@@ -62,13 +61,11 @@ enum GitCredential {
     guard credential.protocol != nil, credential.host != nil || credential.path != nil else { return }
     // Searched without the schema name, as git's helper does (SECRET_SCHEMA_DONT_MATCH_NAME);
     // the items of git's two schemas are kept.
-    guard var item = try newestReadableItem(credential.attributes, client: client, where: isGitCredential) else {
+    guard let item = try newestReadableItem(credential.attributes, client: client, where: isGitCredential) else {
       return
     }
-    // No copy of the secret is kept beside the item's, so the wipe below reaches its only buffer.
-    defer { item.secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) } }
     if let user = item.attributes["user"] { credential.username = user }
-    credential.takeSecret(item.secret?.bytes ?? [])
+    credential.takeSecret(item.secret?.bytes ?? SecretBytes())
     // A value with a line break would add lines of its own to git's protocol (another
     // password=, quit=1): such a credential is not given to git at all.
     guard credential.fitsOnProtocolLines else {
@@ -77,9 +74,7 @@ enum GitCredential {
           + "it is not given to git (replace it with `git credential reject` and a new login)")
       return
     }
-    var output = credential.answer()
-    defer { wipe(&output) }
-    output.withUnsafeBytes { _ = console.write($0) }
+    credential.answer().withUnsafeBytes { _ = console.write($0) }
   }
 
   private static func store(_ credential: Credential, client: SecretClient) throws(CLIError) {
@@ -92,8 +87,7 @@ enum GitCredential {
     }
     var attributes = credential.attributes
     attributes["xdg:schema"] = schemaName
-    var value = SecretValue(bytes: credential.storedSecret(), contentType: "text/plain")
-    defer { wipe(&value.bytes) }
+    let value = SecretValue(bytes: credential.storedSecret(), contentType: "text/plain")
     try service(client) { () throws(SecretError) in
       try client.write(value, attributes: attributes, label: credential.label, in: .default)
     }
@@ -112,10 +106,9 @@ enum GitCredential {
         || attributes["user"] != nil
     else { return }
     let checksPassword = credential.passwordGiven
-    var items = try service(client) { () throws(SecretError) in
+    let items = try service(client) { () throws(SecretError) in
       try client.search(attributes, includeSecrets: checksPassword)
     }
-    defer { for index in items.indices { items[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) } } }
     for item in items where isGitCredential(item) {
       if checksPassword {
         // git compares the first line: the stored secret's later lines are extra fields.
@@ -135,18 +128,18 @@ enum GitCredential {
   }
 }
 
-/// One credential as git describes it, with the secret parts kept as bytes we can wipe.
+/// One credential as git describes it, with the secret parts in secret memory.
 struct Credential {
   var `protocol`: String?
   var host: String?
   var port: UInt16?
   var path: String?
   var username: String?
-  var password: [UInt8] = []
+  var password = SecretBytes()
   /// Whether git sent a `password=` line (possibly empty): `erase` then checks it.
   var passwordGiven = false
   var passwordExpiry: String?
-  var oauthRefreshToken: [UInt8] = []
+  var oauthRefreshToken = SecretBytes()
 
   init(parsing input: UnsafeRawBufferPointer) {
     for line in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
@@ -156,11 +149,11 @@ struct Credential {
       var value = line[(equals + 1)...]
       if value.last == UInt8(ascii: "\r") { value = value.dropLast() }
       switch key {
-      // The secret parts stay bytes; the input they came from is wiped by its owner.
+      // The secret parts are copied into secret memory; the input they came from is the caller's.
       case "password":
-        password = Array(value)
+        password = SecretBytes(copying: value)
         passwordGiven = true
-      case "oauth_refresh_token": oauthRefreshToken = Array(value)
+      case "oauth_refresh_token": oauthRefreshToken = SecretBytes(copying: value)
       default:
         let text = String(decoding: value, as: UTF8.self)
         switch key {
@@ -201,22 +194,20 @@ struct Credential {
   }
 
   /// The password, then the extra fields on lines of their own, as git's helper stores them.
-  func storedSecret() -> [UInt8] {
-    var secret: [UInt8] = []
-    secret.reserveCapacity(password.count + oauthRefreshToken.count + 64 + (passwordExpiry?.utf8.count ?? 0))
-    secret += password
-    if let passwordExpiry { secret += "\npassword_expiry_utc=\(passwordExpiry)".utf8 }
+  func storedSecret() -> SecretBytes {
+    let secret = SecretBytes(copying: password)
+    if let passwordExpiry { secret.append(contentsOf: "\npassword_expiry_utc=\(passwordExpiry)".utf8) }
     if !oauthRefreshToken.isEmpty {
-      secret += "\noauth_refresh_token=".utf8
-      secret += oauthRefreshToken
+      secret.append(contentsOf: "\noauth_refresh_token=".utf8)
+      secret.append(contentsOf: oauthRefreshToken)
     }
     return secret
   }
 
   /// Reads a stored secret back: the first line is the password, later lines extra fields.
-  mutating func takeSecret(_ secret: [UInt8]) {
+  mutating func takeSecret(_ secret: SecretBytes) {
     let lines = secret.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-    password = Array(lines.first ?? [])
+    password = lines.first.map { SecretBytes(copying: $0) } ?? SecretBytes()
     let expiryKey = Array("password_expiry_utc=".utf8)
     let tokenKey = Array("oauth_refresh_token=".utf8)
     // Matched as bytes: a String of the token's line would be a copy that is never wiped.
@@ -224,26 +215,22 @@ struct Credential {
       if line.starts(with: expiryKey) {
         passwordExpiry = String(decoding: line.dropFirst(expiryKey.count), as: UTF8.self)
       } else if line.starts(with: tokenKey) {
-        oauthRefreshToken = Array(line.dropFirst(tokenKey.count))
+        oauthRefreshToken = SecretBytes(copying: line.dropFirst(tokenKey.count))
       }
     }
   }
 
   /// What `get` prints: the fields git asked for, as key=value lines.
-  func answer() -> [UInt8] {
-    var output: [UInt8] = []
-    // Reserved up front so that growing never leaves a copy of the password in freed memory.
-    output.reserveCapacity(
-      64 + (username?.utf8.count ?? 0) + password.count + oauthRefreshToken.count + (passwordExpiry?.utf8.count ?? 0))
-    // Appended piece by piece: `a + password + b` would make temporary arrays holding it.
-    if let username { output += "username=\(username)\n".utf8 }
-    output += "password=".utf8
-    output += password
+  func answer() -> SecretBytes {
+    let output = SecretBytes()
+    if let username { output.append(contentsOf: "username=\(username)\n".utf8) }
+    output.append(contentsOf: "password=".utf8)
+    output.append(contentsOf: password)
     output.append(UInt8(ascii: "\n"))
-    if let passwordExpiry { output += "password_expiry_utc=\(passwordExpiry)\n".utf8 }
+    if let passwordExpiry { output.append(contentsOf: "password_expiry_utc=\(passwordExpiry)\n".utf8) }
     if !oauthRefreshToken.isEmpty {
-      output += "oauth_refresh_token=".utf8
-      output += oauthRefreshToken
+      output.append(contentsOf: "oauth_refresh_token=".utf8)
+      output.append(contentsOf: oauthRefreshToken)
       output.append(UInt8(ascii: "\n"))
     }
     return output
@@ -257,32 +244,19 @@ struct Credential {
     return texts.allSatisfy { !$0.utf8.contains(where: breaks.contains) }
       && !password.contains(where: breaks.contains) && !oauthRefreshToken.contains(where: breaks.contains)
   }
-
-  mutating func wipe() {
-    SecretCLI.wipe(&password)
-    SecretCLI.wipe(&oauthRefreshToken)
-  }
 }
 
 /// The most recently modified unlocked item whose attributes include `attributes`, with its
-/// secret (the caller wipes it); nil when none matches; an error when the only matches are
-/// locked. The secrets of the other matches are wiped.
+/// secret; nil when none matches; an error when the only matches are locked.
 func newestReadableItem(
   _ attributes: [String: String], in collection: CollectionID? = nil, client: SecretClient,
   where accepted: (SecretItem) -> Bool = { _ in true }
 ) throws(CLIError) -> SecretItem? {
-  var items = try service(client) { () throws(SecretError) in
+  let items = try service(client) { () throws(SecretError) in
     try client.search(attributes, includeSecrets: true, in: collection)
-  }
-  for index in items.indices where !accepted(items[index]) {
-    items[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) }
-  }
-  items.removeAll { !accepted($0) }
-  let newest = items.indices.filter { items[$0].secret != nil }.max { items[$0].modified < items[$1].modified }
-  for index in items.indices where index != newest {
-    items[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) }
-  }
-  if let newest { return items[newest] }
+  }.filter(accepted)
+  let newest = items.filter { $0.secret != nil }.max { $0.modified < $1.modified }
+  if let newest { return newest }
   if let locked = items.first(where: \.isLocked) { throw CLIError(SecretError.locked(path: locked.collectionPath)) }
   return nil
 }

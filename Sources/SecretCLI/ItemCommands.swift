@@ -20,11 +20,11 @@ enum ItemCommands {
       base64 in "secretBase64" when it is not UTF-8).
       Exit status: 0 printed, 1 no such secret, 3 Secret Service error.
       """,
-    arguments: [Common.service, Common.account], options: [Common.collectionFilter, Common.json, Store.option]
+    arguments: [Common.service, Common.account], options: [Common.collectionFilter, Common.json, StoreChoice.option]
   ) { arguments, console throws(CLIError) in
     let (service, account) = try serviceAndAccount(arguments)
     var value: SecretValue
-    let store = try Store(arguments)
+    let store = try StoreChoice(arguments)
     let suggestion = "; store one with `secretctl set\(store == .bao ? " --store bao" : "") \(words(service, account))`"
     switch store {
     case .bao:
@@ -46,7 +46,6 @@ enum ItemCommands {
       }
       value = found
     }
-    defer { wipe(&value.bytes) }
     try show(value, service: service, account: account, json: arguments.flag("json"), console: console)
     return .success
   }
@@ -73,16 +72,15 @@ enum ItemCommands {
         "ttl", value: "DURATION", help: "Expire the secret after DURATION (90s, 15m, 2h, 1d, 1h30m); secretd only."),
       OptionSpec("trim", help: "Drop one trailing newline from piped input."),
       Common.allowEmpty,
-      Store.option,
+      StoreChoice.option,
     ]
   ) { arguments, console throws(CLIError) in
     let (service, account) = try serviceAndAccount(arguments)
-    if try Store(arguments) == .bao {
-      try Store.bao.refuse(["collection", "ttl", "label"], in: arguments)
+    if try StoreChoice(arguments) == .bao {
+      try StoreChoice.bao.refuse(["collection", "ttl", "label"], in: arguments)
       // Handed over (when it must be) before anything is read from stdin.
       let openBao = try console.openBaoAccess()
-      var secret = try readSecret(arguments, console: console, for: describe(service, account))
-      defer { wipe(&secret) }
+      let secret = try readSecret(arguments, console: console, for: describe(service, account))
       try openBao.store(secret, service: service, account: account)
       return .success
     }
@@ -94,7 +92,6 @@ enum ItemCommands {
     var value = SecretValue(
       bytes: try readSecret(arguments, console: console, for: describe(service, account)),
       contentType: "application/octet-stream")
-    defer { wipe(&value.bytes) }
     if value.isText { value.contentType = "text/plain" }
     let collection = CollectionID(arguments.option("collection") ?? "default")
     let label = arguments.option("label")
@@ -122,12 +119,12 @@ enum ItemCommands {
     options: [
       Common.collectionFilter,
       OptionSpec("all", help: "Delete every matching item, whatever its account or other attributes."),
-      Store.option,
+      StoreChoice.option,
     ]
   ) { arguments, console throws(CLIError) in
     let (service, account) = try serviceAndAccount(arguments)
-    if try Store(arguments) == .bao {
-      try Store.bao.refuse(["collection", "all"], in: arguments)
+    if try StoreChoice(arguments) == .bao {
+      try StoreChoice.bao.refuse(["collection", "all"], in: arguments)
       guard try console.openBaoAccess().delete(service: service, account: account) else {
         throw .notFound("no secret for \(describe(service, account)) in OpenBao; nothing was deleted")
       }
@@ -178,13 +175,13 @@ extension ItemCommands {
   }
 
   /// The secret to store: asked for twice on a terminal, else every byte of stdin (one trailing
-  /// newline dropped with --trim). Empty is refused unless --allow-empty. The caller wipes it.
+  /// newline dropped with --trim). Empty is refused unless --allow-empty.
   static func readSecret(_ arguments: ParsedArguments, console: Console, for what: String) throws(CLIError)
-    -> [UInt8]
+    -> SecretBytes
   {
-    var secret = SecretBuffer()
+    let secret = SecretBytes()
     if console.inputIsTerminal {
-      try askTwice(for: what, into: &secret)
+      try askTwice(for: what, into: secret)
       guard secret.count > 0 || arguments.flag(Common.allowEmpty.long) else {
         throw .usage("no secret entered; nothing was stored (--allow-empty stores an empty secret)")
       }
@@ -195,7 +192,7 @@ extension ItemCommands {
         throw .usage("nothing on stdin; nothing was stored (--allow-empty stores an empty secret)")
       }
     }
-    return Array(secret.bytes)
+    return secret
   }
 
   /// Prints a secret as `get` does: raw (a newline only on a terminal), or as JSON.
@@ -218,10 +215,10 @@ extension ItemCommands {
   }
 
   /// Asks for the secret twice without echo and keeps it only when both entries agree.
-  private static func askTwice(for what: String, into secret: inout SecretBuffer) throws(CLIError) {
-    try Terminal.readSecret(prompt: "Secret for \(what.visible): ", into: &secret)
-    var again = SecretBuffer()
-    try Terminal.readSecret(prompt: "Again: ", into: &again)
+  private static func askTwice(for what: String, into secret: SecretBytes) throws(CLIError) {
+    try Terminal.readSecret(prompt: "Secret for \(what.visible): ", into: secret)
+    let again = SecretBytes()
+    try Terminal.readSecret(prompt: "Again: ", into: again)
     guard secret == again else { throw .usage("the two entries differ; nothing was stored") }
   }
 

@@ -4,6 +4,7 @@
 // arguments and any standard input already read, to secretctl-bao beside it: the same commands
 // with OpenBao linked.
 import CommandLineSyntax
+package import SecretMemory
 import SystemCalls
 
 /// What secretctl-bao gives the commands: OpenBao's KV v2 engine.
@@ -14,7 +15,7 @@ package protocol OpenBaoAccess: Sendable {
   /// The secret stored for service and account (where a SecretKey keeps its value).
   func value(service: String, account: String?) throws(CLIError) -> [UInt8]?
   /// Stores the secret for service and account as a new version.
-  func store(_ secret: [UInt8], service: String, account: String?) throws(CLIError)
+  func store(_ secret: SecretBytes, service: String, account: String?) throws(CLIError)
   /// Deletes the newest version of the secret for service and account; false when there was none.
   func delete(service: String, account: String?) throws(CLIError) -> Bool
 }
@@ -70,7 +71,7 @@ func handOffToOpenBao(_ arguments: [String], _ handOff: OpenBaoHandOff, console:
 }
 
 /// Where get, set and delete keep secrets.
-enum Store: String {
+enum StoreChoice: String {
   case secretService = "secret-service"
   case bao
 
@@ -83,7 +84,7 @@ enum Store: String {
       self = .secretService
       return
     }
-    guard let store = Store(rawValue: name) else {
+    guard let store = StoreChoice(rawValue: name) else {
       throw .usage("--store \(name) is not secret-service or bao")
     }
     self = store

@@ -1,4 +1,5 @@
 // `run --mask`: the command's output passes through secretctl, every resolved secret replaced.
+import SecretMemory
 import SystemCalls
 
 /// Replaces every occurrence of the secrets in a stream of bytes with `<concealed>`: each run of
@@ -8,7 +9,7 @@ import SystemCalls
 /// that an occurrence already covered stay covered, as does a run that goes on past a read.
 struct OutputMask {
   static let replacement = Array("<concealed>".utf8)
-  private let secrets: [[UInt8]]
+  private let secrets: [SecretBytes]
   private var pending: [UInt8] = []
   /// How many bytes at the start of `pending` an occurrence that began in bytes already
   /// written covers.
@@ -16,7 +17,7 @@ struct OutputMask {
   /// Whether the last byte written was covered, so a run that continues is not replaced twice.
   private var inConcealedRun = false
 
-  init(secrets: [[UInt8]]) {
+  init(secrets: [SecretBytes]) {
     self.secrets = secrets.filter { !$0.isEmpty }
   }
 
@@ -88,7 +89,7 @@ extension Memory {
 /// Runs `command` as a child, its output and errors masked on the way to ours; returns its
 /// exit status. SIGTERM and SIGHUP sent to secretctl are passed on to it; SIGINT and SIGQUIT
 /// from the terminal reach it directly, and secretctl waits for it to end.
-func runMasked(_ command: String, arguments: [String], secrets: [[UInt8]]) throws(Errno) -> ExitStatus {
+func runMasked(_ command: String, arguments: [String], secrets: [SecretBytes]) throws(Errno) -> ExitStatus {
   let output = try FileDescriptor.pipe()
   let errors = try FileDescriptor.pipe()
   let child: ProcessID
@@ -108,7 +109,7 @@ func runMasked(_ command: String, arguments: [String], secrets: [[UInt8]]) throw
 }
 
 /// Copies each source to its destination, masked, until every source ends. Wraps poll(2).
-private func copyMasked(_ streams: [(FileDescriptor, FileDescriptor)], secrets: [[UInt8]]) {
+private func copyMasked(_ streams: [(FileDescriptor, FileDescriptor)], secrets: [SecretBytes]) {
   var masks = streams.map { _ in OutputMask(secrets: secrets) }
   var open = streams.map { _ in true }
   var buffer = [UInt8](repeating: 0, count: 1 << 16)

@@ -26,9 +26,7 @@ enum ReferenceCommands {
     arguments: [ArgumentSpec("REFERENCE", "secret://SERVICE/ACCOUNT[?collection=NAME&attr.KEY=VALUE]")]
   ) { arguments, console throws(CLIError) in
     guard let text = arguments.argument("REFERENCE") else { throw .usage("missing REFERENCE") }
-    var value = try resolve(try Reference(text), console: console)
-    defer { wipe(&value.bytes) }
-    try console.writeSecret(value.bytes)
+    try console.writeSecret(try resolve(try Reference(text), console: console).bytes)
     return .success
   }
 
@@ -72,9 +70,8 @@ enum ReferenceCommands {
     guard let command = arguments.argument("COMMAND") else {
       throw .usage("missing COMMAND; see `secretctl run --help`")
     }
-    var secrets = try resolve(
+    let secrets = try resolve(
       try assignments(arguments), inherited: arguments.flag("resolve-inherited"), console: console)
-    defer { for index in secrets.indices { wipe(&secrets[index]) } }
     let argv = [command] + arguments.all("ARG")
     guard arguments.flag("mask") else { return ExecCommand.becomeCommand(command, arguments: argv, console: console) }
     do throws(Errno) { return try runMasked(command, arguments: argv, secrets: secrets) } catch {
@@ -111,21 +108,20 @@ enum ReferenceCommands {
     // A template read from stdin goes with the command if it is handed to secretctl-bao, which
     // reads a regular file again; a pipe named by -i cannot be read twice.
     let consumedInput = inFile == nil ? template : nil
-    var output = try Template.render(template) { reference throws(CLIError) in
+    let output = try Template.render(template) { reference throws(CLIError) in
       if case .bao = reference, console.openBao == nil, let inFile, !Files.isRegularFile(inFile) {
         throw .usage("bao:// references need the template on stdin or in a regular file, not in \(inFile)")
       }
-      var value = try resolve(reference, console: console, "; nothing was written", standardInput: consumedInput)
-      defer { wipe(&value.bytes) }
-      return value.bytes
+      return try resolve(reference, console: console, "; nothing was written", standardInput: consumedInput).bytes
     }
-    defer { wipe(&output) }
     guard let path = arguments.option("out-file") else {
       guard output.withUnsafeBytes({ console.write($0) }) else { throw .service("cannot write to stdout") }
       return .success
     }
     do throws(AtomicWriteError) {
-      try Files.replace(path, with: output, permissions: FilePermissions(rawValue: 0o600))
+      try output.withUnsafeBytes { (bytes) throws(AtomicWriteError) in
+        try Files.replace(path, with: bytes, permissions: FilePermissions(rawValue: 0o600))
+      }
     } catch {
       throw .service("cannot write \(path): \(error)")
     }
@@ -174,7 +170,7 @@ enum ReferenceCommands {
   /// reference their secret, and, when `inherited`, the inherited variables that hold one too;
   /// returns the secrets (for --mask).
   private static func resolve(_ entries: [DotEnv.Entry], inherited: Bool, console: Console) throws(CLIError)
-    -> [[UInt8]]
+    -> [SecretBytes]
   {
     var assigned: [(name: String, value: String)] = []
     for entry in entries {
@@ -192,7 +188,7 @@ enum ReferenceCommands {
     if console.openBao == nil, assigned.contains(where: { BaoReference.isReference($0.value) }) {
       throw .needsOpenBao()
     }
-    var secrets: [[UInt8]] = []
+    var secrets: [SecretBytes] = []
     for (name, value) in assigned {
       guard Reference.isReference(value) else {
         do throws(Errno) { try Environment.set(name, to: value) } catch {
@@ -200,8 +196,7 @@ enum ReferenceCommands {
         }
         continue
       }
-      var secret = try resolve(try Reference(value), console: console, for: " (for \(name))", "; nothing was run")
-      defer { wipe(&secret.bytes) }
+      let secret = try resolve(try Reference(value), console: console, for: " (for \(name))", "; nothing was run")
       try ExecCommand.setVariable(name, toSecret: secret)
       secrets.append(secret.bytes)
     }
@@ -225,24 +220,25 @@ enum ReferenceCommands {
 enum Template {
   /// The template with every reference replaced; `secret` is asked once per reference.
   static func render(
-    _ template: [UInt8], secret: (Reference) throws(CLIError) -> [UInt8]
-  ) throws(CLIError) -> [UInt8] {
-    var output: [UInt8] = []
+    _ template: [UInt8], secret: (Reference) throws(CLIError) -> SecretBytes
+  ) throws(CLIError) -> SecretBytes {
+    let output = SecretBytes()
     var rest = template[...]
     while let open = rest.firstRange(of: Array("{{".utf8)),
       let close = rest[open.upperBound...].firstRange(of: Array("}}".utf8))
     {
       let inner = String(decoding: rest[open.upperBound..<close.lowerBound], as: UTF8.self)
       let trimmed = inner.trimmingBlanks
-      output += rest[..<open.lowerBound]
+      output.append(contentsOf: rest[..<open.lowerBound])
       if Reference.isReference(trimmed) {
-        output += try secret(try Reference(trimmed))
+        output.append(contentsOf: try secret(try Reference(trimmed)))
       } else {
-        output += rest[open.lowerBound..<close.upperBound]
+        output.append(contentsOf: rest[open.lowerBound..<close.upperBound])
       }
       rest = rest[close.upperBound...]
     }
-    return output + rest
+    output.append(contentsOf: rest)
+    return output
   }
 }
 

@@ -35,7 +35,6 @@ enum SearchCommand {
     var items = try service(client) { () throws(SecretError) in
       try client.search(attributes, includeSecrets: showSecrets, in: collection)
     }
-    defer { for index in items.indices { items[index].secret?.bytes.withUnsafeMutableBytes { Memory.wipe($0) } } }
     items.sort { ($0.label, $0.path) < ($1.label, $1.path) }
     let now = WallClock.seconds
     if arguments.flag("json") {

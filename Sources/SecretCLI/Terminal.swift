@@ -55,7 +55,7 @@ package struct Console: Sendable {
   func write(_ bytes: UnsafeRawBufferPointer) -> Bool { (try? output.writeAll(bytes)) != nil }
 
   /// A secret on stdout, byte for byte; a newline follows only when stdout is a terminal.
-  func writeSecret(_ bytes: [UInt8]) throws(CLIError) {
+  func writeSecret(_ bytes: SecretBytes) throws(CLIError) {
     guard bytes.withUnsafeBytes({ write($0) }) else { throw .service("cannot write the secret to stdout") }
     if outputIsTerminal { print("\n") }
   }
@@ -75,7 +75,7 @@ enum Terminal {
   /// ones) does so mid-prompt; one that stops us (Ctrl-Z's SIGTSTP, SIGTTIN and SIGTTOU in the
   /// background) stops us with the terminal as it was, and echo goes off again when we are
   /// continued.
-  static func readSecret(prompt: String, into buffer: inout SecretBuffer) throws(CLIError) {
+  static func readSecret(prompt: String, into buffer: SecretBytes) throws(CLIError) {
     // What is typed must not reach a core file if a signal (Ctrl-\ is SIGQUIT) dumps us mid-prompt.
     try? ResourceLimits.disableCoreFiles()
     guard let tty = try? FileDescriptor.openControllingTerminal() else {
@@ -87,17 +87,17 @@ enum Terminal {
       try tty.withTerminalAttributes(original.withoutEcho, restoring: original, on: signalsThatEndOrStopUs) {
         () throws(CLIError) in
         try? tty.writeAll(prompt)
-        try readLine(from: tty, into: &buffer)
+        try readLine(from: tty, into: buffer)
       }
     } else {
       try? tty.writeAll(prompt)
-      try readLine(from: tty, into: &buffer)
+      try readLine(from: tty, into: buffer)
     }
     // Echo was off, so the user's Enter did not move the cursor.
     try? tty.writeAll("\n")
   }
 
-  private static func readLine(from tty: FileDescriptor, into buffer: inout SecretBuffer) throws(CLIError) {
+  private static func readLine(from tty: FileDescriptor, into buffer: SecretBytes) throws(CLIError) {
     var byte: UInt8 = 0
     while true {
       let got: Int
@@ -114,7 +114,7 @@ enum Terminal {
       if byte == UInt8(ascii: "\n") { break }
       buffer.append(byte)
     }
-    if buffer.bytes.last == UInt8(ascii: "\r") { buffer.removeLast(1) }
+    if buffer.last == UInt8(ascii: "\r") { buffer.removeLast(1) }
     byte = 0
   }
 

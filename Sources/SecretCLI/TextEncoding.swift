@@ -7,16 +7,17 @@ import FoundationEssentials
 import SystemCalls
 
 /// Standard base64 with padding (RFC 4648 §4), as `Data.base64EncodedString()` writes it.
-func base64(_ bytes: [UInt8]) -> String {
+func base64<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) -> String where Bytes.Index == Int {
   let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
   var encoded: [UInt8] = []
   encoded.reserveCapacity((bytes.count + 2) / 3 * 4)
   var index = 0
   while index < bytes.count {
     let count = min(3, bytes.count - index)
-    var group = UInt32(bytes[index]) << 16
-    if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
-    if count > 2 { group |= UInt32(bytes[index + 2]) }
+    let first = bytes.startIndex + index
+    var group = UInt32(bytes[first]) << 16
+    if count > 1 { group |= UInt32(bytes[first + 1]) << 8 }
+    if count > 2 { group |= UInt32(bytes[first + 2]) }
     for position in 0..<4 {
       encoded.append(position <= count ? alphabet[Int(group >> (18 - 6 * position)) & 0x3f] : UInt8(ascii: "="))
     }

@@ -5,7 +5,7 @@ import SystemCalls
 
 /// What a search returns about one item: where it is, how it is labelled and found, and its
 /// secret only when the search asked for secrets.
-public struct SecretItem: Sendable, Hashable {
+public struct SecretItem: Sendable, Equatable {
   /// The item's D-Bus object path: its collection's path and one more element.
   public var path: String
   /// What keyring managers show for the item; empty when it has none.

@@ -79,7 +79,7 @@ struct CollectionObject: BusObject {
       throw .invalidArgs("CreateItem takes (a{sv}(oayays)b)")
     }
     let item = try ItemProperties(properties)
-    let (secret, contentType) = try SecretValue.read(arguments.child(1), daemon: daemon, context: context)
+    let (secret, contentType) = try SecretWireFormat.read(arguments.child(1), daemon: daemon, context: context)
     do throws(StoreError) {
       let result = try daemon.store.createItem(
         in: name, label: item.label ?? "", attributes: item.attributes ?? [:], type: item.type ?? "",

@@ -1,6 +1,7 @@
-import Synchronization
 // The daemon: owns the store and the sessions, takes every call off the bus, answers the calls
 // of its own user on worker threads in turn, and announces the store's changes.
+import SecretMemory
+import Synchronization
 package import SystemCalls
 import TransferCrypto
 
@@ -55,6 +56,11 @@ package final class Daemon: @unchecked Sendable {
   package init(connection: BusConnection, configuration: Configuration, keeper: StoreKeeper) {
     Gcrypt.initialize(securePoolBytes: 256 * 1024)
     SecureMemory.allowUnlocked.store(configuration.allowUnlockedMemory, ordering: .relaxed)
+    SecureMemory.unlockedWarning.withLock {
+      $0 = { reason in
+        Log.warning("could not lock secret memory (\(reason)); secrets may be swapped (--allow-unlocked-memory)")
+      }
+    }
     self.connection = connection
     self.configuration = configuration
     self.keeper = keeper

@@ -84,7 +84,7 @@ struct ItemObject: BusObject {
     do throws(StoreError) { item = try daemon.store.unlockedItem(reference) } catch { throw DBusError(error) }
     do throws(CryptoError) {
       return .tuple([
-        SecretValue.make(
+        SecretWireFormat.make(
           try session.encode(daemon.store.secret(of: item), contentType: item.contentType, path: sessionPath))
       ])
     } catch {
@@ -95,7 +95,7 @@ struct ItemObject: BusObject {
   /// SetSecret((oayays) secret)
   private func setSecret(_ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
     _ = try stored()
-    let (secret, contentType) = try SecretValue.read(arguments.child(0), daemon: daemon, context: context)
+    let (secret, contentType) = try SecretWireFormat.read(arguments.child(0), daemon: daemon, context: context)
     do throws(StoreError) { try daemon.store.setSecret(reference, secret, contentType: contentType) } catch {
       throw DBusError(error)
     }

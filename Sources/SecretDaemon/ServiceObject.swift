@@ -156,7 +156,7 @@ struct ServiceObject: BusObject {
     for (path, item) in found {
       do throws(CryptoError) {
         let wire = try session.encode(daemon.store.secret(of: item), contentType: item.contentType, path: sessionPath)
-        entries.append(.dictEntry(.objectPath(path), SecretValue.make(wire)))
+        entries.append(.dictEntry(.objectPath(path), SecretWireFormat.make(wire)))
       } catch {
         throw DBusError(error)
       }
@@ -191,7 +191,7 @@ struct ServiceObject: BusObject {
 }
 
 /// The (oayays) secret struct, both ways.
-enum SecretValue {
+enum SecretWireFormat {
   static func make(_ wire: WireSecret) -> DBusValue {
     .tuple([.objectPath(wire.sessionPath), .bytes(wire.parameters), wire.value, .string(wire.contentType)])
   }

@@ -20,12 +20,12 @@ extension SecretStorage {
         if let handle = places[address],
           let value = try? client.secret(of: handle, ifAttributesAre: address.attributes)
         {
-          return value.bytes
+          return Array(value.bytes)
         }
         places[address] = nil
         let found = try client.readItem(address.attributes, in: address.collection, exactly: true)
         places[address] = found.flatMap { try? client.itemHandle(at: $0.path) }
-        return found?.value.bytes
+        return found.map { Array($0.value.bytes) }
       },
       write: { address, bytes in
         let value = SecretValue(bytes: bytes, contentType: "text/plain")
@@ -72,7 +72,7 @@ extension SecretStorage {
               path: found.path, label: found.label, attributes: found.attributes,
               collectionPath: found.collectionPath, isLocked: found.isLocked, created: found.created,
               modified: found.modified),
-            secret: found.secret?.bytes)
+            secret: found.secret.map { Array($0.bytes) })
         }
       }
     )

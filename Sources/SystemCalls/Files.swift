@@ -29,6 +29,14 @@ package enum Files {
   package static func replace(
     _ path: String, with bytes: [UInt8], permissions: FilePermissions? = nil
   ) throws(AtomicWriteError) {
+    try bytes.withUnsafeBytes { raw in
+      Result { () throws(AtomicWriteError) in try replace(path, with: raw, permissions: permissions) }
+    }.get()
+  }
+
+  package static func replace(
+    _ path: String, with bytes: UnsafeRawBufferPointer, permissions: FilePermissions? = nil
+  ) throws(AtomicWriteError) {
     let (directory, name) = split(path)
     do { try makeDirectories(directory) } catch { throw .failed(call: error.call, path: error.path, error.errno) }
     var info = stat()
@@ -50,7 +58,7 @@ package enum Files {
       if let existingMode, fchmod(file.rawValue, existingMode) != 0 {
         throw AtomicWriteError.failed(call: "fchmod", path: temporary, .current)
       }
-      do { try bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try file.writeAll(raw) } }.get() } catch {
+      do throws(Errno) { try file.writeAll(bytes) } catch {
         throw AtomicWriteError.failed(call: "write", path: temporary, error)
       }
       do { try file.sync() } catch { throw AtomicWriteError.failed(call: "fsync", path: temporary, error) }

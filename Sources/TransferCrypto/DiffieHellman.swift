@@ -1,6 +1,7 @@
 // The `dh-ietf1024-sha256-aes128-cbc-pkcs7` transfer algorithm of the Secret Service, for both
 // ends of a session: Diffie-Hellman over RFC 2409's second Oakley group, HKDF-SHA256 and PKCS#7.
 import CGcrypt
+import SecretMemory
 
 /// Why a transfer session or a secret could not be processed.
 package enum CryptoError: Error, Equatable, Sendable {
@@ -119,11 +120,11 @@ package enum DiffieHellman {
     }
   }
 
-  /// Runs `body` with `count` bytes of libgcrypt's locked memory, wiped and freed after.
+  /// Runs `body` with `count` bytes of locked memory, wiped and freed after.
   static func withLockedScratch<R>(
     _ count: Int, _ body: (UnsafeMutableRawBufferPointer) throws(CryptoError) -> R
   ) throws(CryptoError) -> R {
-    let scratch = try LockedBytes(count: count)
+    guard let scratch = SecretBytes(lockedCount: count) else { throw .outOfSecureMemory }
     return try scratch.withUnsafeMutableBytes(body)
   }
 

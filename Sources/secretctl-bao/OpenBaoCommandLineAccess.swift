@@ -1,5 +1,6 @@
 import Foundation
 import SecretCLI
+import SecretMemory
 import SecretsOpenBao
 
 extension OpenBaoConfiguration {
@@ -29,7 +30,7 @@ struct OpenBaoCommandLineAccess: OpenBaoAccess {
     try field("value", of: path(service, account), in: client.configuration.mount)
   }
 
-  func store(_ secret: [UInt8], service: String, account: String?) throws(CLIError) {
+  func store(_ secret: SecretBytes, service: String, account: String?) throws(CLIError) {
     guard let text = String(validating: secret, as: UTF8.self) else {
       throw .usage("OpenBao's fields hold text and this secret is not UTF-8; nothing was stored")
     }

@@ -1,4 +1,5 @@
 import CommandLineSyntax
+import SecretClient
 import Testing
 
 @testable import SecretCLI
@@ -129,7 +130,7 @@ struct PieceTests {
     #expect(credential.protocol == "https")
     #expect(credential.host == "example.com")
     #expect(credential.port == 8080)
-    #expect(credential.password == Array("p=w".utf8))
+    #expect(credential.password == SecretBytes("p=w"))
     #expect(
       credential.attributes == [
         "protocol": "https", "server": "example.com", "port": "8080", "object": "a/b.git", "user": "bob",
@@ -147,17 +148,15 @@ struct PieceTests {
   }
 
   @Test func gitExtraFieldsRoundTripThroughTheStoredSecret() {
-    var credential = Array("password=pw\npassword_expiry_utc=1700000000\noauth_refresh_token=tok\n".utf8)
+    let credential = Array("password=pw\npassword_expiry_utc=1700000000\noauth_refresh_token=tok\n".utf8)
       .withUnsafeBytes { Credential(parsing: $0) }
     let stored = credential.storedSecret()
     #expect(String(decoding: stored, as: UTF8.self) == "pw\npassword_expiry_utc=1700000000\noauth_refresh_token=tok")
     var read = Credential(parsing: UnsafeRawBufferPointer(start: nil, count: 0))
     read.takeSecret(stored)
-    #expect(read.password == Array("pw".utf8))
+    #expect(read.password == SecretBytes("pw"))
     #expect(read.passwordExpiry == "1700000000")
-    #expect(read.oauthRefreshToken == Array("tok".utf8))
-    credential.wipe()
-    #expect(credential.password.isEmpty)
+    #expect(read.oauthRefreshToken == SecretBytes("tok"))
   }
 
   @Test func execBindingsSplitAtTheLastSlash() throws {

@@ -183,7 +183,7 @@ struct ReferenceCommandTests {
   @Test func theMaskConcealsTheTailOfASecretThatEndsWithItsOwnBeginning() {
     // From the issue: `<concealed>ab` was printed, the held-back `ab` having lost its match.
     let secret = Array("ab-Sup3rS3cret-ab".utf8)
-    var mask = OutputMask(secrets: [secret])
+    var mask = OutputMask(secrets: [SecretBytes(copying: secret)])
     let output = secret.withUnsafeBytes { mask.filter($0) } + mask.finish()
     #expect(String(decoding: output, as: UTF8.self) == "<concealed>")
   }
@@ -224,7 +224,7 @@ struct ReferenceCommandTests {
         Int.random(in: 0...text.count, using: &generator)
       }
       cuts = ([0] + cuts + [text.count]).sorted()
-      var mask = OutputMask(secrets: secrets)
+      var mask = OutputMask(secrets: secrets.map { SecretBytes(copying: $0) })
       var output: [UInt8] = []
       for (from, to) in zip(cuts, cuts.dropFirst()) {
         output += text[from..<to].withUnsafeBytes { mask.filter($0) }
@@ -242,14 +242,14 @@ struct ReferenceCommandTests {
     let secret = Array("s3cret".utf8)
     let text = Array("a s3cret b s3s3cret".utf8)
     for split in 0...text.count {
-      var mask = OutputMask(secrets: [secret])
+      var mask = OutputMask(secrets: [SecretBytes(copying: secret)])
       var output = text[..<split].withUnsafeBytes { mask.filter($0) }
       output += text[split...].withUnsafeBytes { mask.filter($0) }
       output += mask.finish()
       #expect(String(decoding: output, as: UTF8.self) == "a <concealed> b s3<concealed>", "split at \(split)")
     }
     // Overlapping secrets are concealed together, with nothing of either left.
-    var mask = OutputMask(secrets: [Array("abc1".utf8), Array("c1xyz".utf8)])
+    var mask = OutputMask(secrets: [SecretBytes("abc1"), SecretBytes("c1xyz")])
     let overlapping = Array("-abc1xyz-".utf8).withUnsafeBytes { mask.filter($0) } + mask.finish()
     #expect(String(decoding: overlapping, as: UTF8.self) == "-<concealed>-")
   }

@@ -1,3 +1,4 @@
+import SecretMemory
 import Testing
 import TransferCrypto
 
@@ -24,7 +25,7 @@ struct CryptoTests {
     let client = try DiffieHellman.makeKeyPair()
     let server = try client.publicKey.withUnsafeBytes { try KeyAgreement.respond(toClientKey: $0) }
     let clientKey = try server.serverPublicKey.withUnsafeBytes { try KeyAgreement.deriveKey(client, peerKey: $0) }
-    #expect(clientKey.isEqual(to: server.aesKey))
+    #expect(clientKey == server.aesKey)
     #expect(server.serverPublicKey.count == 128)
   }
 
@@ -33,12 +34,12 @@ struct CryptoTests {
     let client = try DiffieHellman.makeKeyPair()
     let server = try ([0] + client.publicKey).withUnsafeBytes { try KeyAgreement.respond(toClientKey: $0) }
     let clientKey = try server.serverPublicKey.withUnsafeBytes { try KeyAgreement.deriveKey(client, peerKey: $0) }
-    #expect(clientKey.isEqual(to: server.aesKey))
+    #expect(clientKey == server.aesKey)
   }
 
   @Test("AES-128-CBC-PKCS7 round trips every length, with a fresh IV each time")
   func roundTrip() throws {
-    let key = try secureBuffer(Array(repeating: 9, count: 16))
+    let key = try secretBytes(Array(repeating: 9, count: 16))
     for length in [0, 1, 15, 16, 17, 100] {
       let secret = (0..<length).map { UInt8($0 & 0xff) }
       let sealed = try secret.withUnsafeBytes { try TransferCipher.encrypt($0, key: key) }
@@ -58,7 +59,7 @@ struct CryptoTests {
 
   @Test("wrong IV length, bad ciphertext length and bad padding are errors")
   func failures() throws {
-    let key = try secureBuffer(Array(repeating: 9, count: 16))
+    let key = try secretBytes(Array(repeating: 9, count: 16))
     let iv = [UInt8](repeating: 0, count: 16)
     func decrypt(_ data: [UInt8], iv: [UInt8]) throws(CryptoError) -> Int {
       var output = [UInt8](repeating: 0, count: data.count)

@@ -3,6 +3,7 @@
 // fuzzed calls delete them, and paths near them that name nothing. It never names the one
 // collection whose items the test checks at the end.
 import Foundation
+import SecretMemory
 import Testing
 import TransferCrypto
 
@@ -12,7 +13,7 @@ final class FuzzTargets {
   /// A session of the fuzzing connection, with its AES key when it is a DH session.
   struct Session {
     let path: String
-    let key: SecureBuffer?
+    let key: SecretBytes?
   }
 
   /// A secret an item is known to hold: the last one a call stored in it.

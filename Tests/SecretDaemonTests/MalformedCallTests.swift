@@ -157,7 +157,8 @@ struct MalformedCallTests {
       let created = try client.call(
         "/org/freedesktop/secrets/aliases/default", Interfaces.collection, "CreateItem",
         .tuple([
-          RawClient.itemProperties(label: "k", attributes: ["short": "key"]), SecretValue.make(sealed), .boolean(true),
+          RawClient.itemProperties(label: "k", attributes: ["short": "key"]), SecretWireFormat.make(sealed),
+          .boolean(true),
         ]))
       #expect(created.child(0)?.string?.hasPrefix("/org/freedesktop/secrets/collection/session/") == true)
       #expect(try instance.secretTool(["lookup", "short", "key"]).stdoutText == "short key")

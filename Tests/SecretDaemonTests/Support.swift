@@ -1,6 +1,7 @@
 // Helpers: a raw GDBus client of the daemon (through SecretDaemon's own wrappers), secret-tool,
 // and /proc reads.
 import Foundation
+import SecretMemory
 import SecretTestSupport
 import Testing
 import TransferCrypto
@@ -41,7 +42,7 @@ final class RawClient: Sendable {
   }
 
   /// Opens a DH session; returns its path and the AES key.
-  func openDHSession() throws -> (path: String, key: SecureBuffer) {
+  func openDHSession() throws -> (path: String, key: SecretBytes) {
     let pair = try DiffieHellman.makeKeyPair()
     let reply = try call(
       ObjectPaths.root, Interfaces.service, "OpenSession",
@@ -113,12 +114,12 @@ func sent(_ bytes: [UInt8]) -> SecretSource {
 func sent(_ text: String) -> SecretSource { sent(Array(text.utf8)) }
 
 /// `bytes`, or the UTF-8 of `text`, in locked memory, as the daemon keeps keys.
-func secureBuffer(_ bytes: [UInt8]) throws -> SecureBuffer {
-  try #require(bytes.withUnsafeBytes { SecureBuffer(copying: $0) })
+func secretBytes(_ bytes: [UInt8]) throws -> SecretBytes {
+  try #require(bytes.withUnsafeBytes { SecretBytes(lockedCopying: $0) })
 }
 
-func secureBuffer(_ text: String) throws -> SecureBuffer {
-  try secureBuffer(Array(text.utf8))
+func secretBytes(_ text: String) throws -> SecretBytes {
+  try secretBytes(Array(text.utf8))
 }
 
 /// A random lowercase token, unique enough to search memory for.

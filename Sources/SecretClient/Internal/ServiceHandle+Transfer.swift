@@ -12,14 +12,14 @@ import CLibSecret
 import TransferCrypto
 
 /// The client's end of a transfer session on one connection.
-final class TransferSession: Sendable {
+final class ProviderSession: Sendable {
   let path: String
   /// The AES key; nil for a `plain` session.
-  let key: LockedBytes?
+  let key: SecretBytes?
   /// The unique bus name of the provider that opened it.
   let provider: String
 
-  init(path: String, key: LockedBytes?, provider: String) {
+  init(path: String, key: SecretBytes?, provider: String) {
     self.path = path
     self.key = key
     self.provider = provider
@@ -38,7 +38,7 @@ extension ServiceHandle {
 
   /// Runs `body` with this connection's session. A session the provider no longer knows, or
   /// whose secrets do not decrypt, is dropped and `body` runs once more with a new one.
-  func inTransferSession<T>(_ body: (TransferSession) throws(SecretError) -> T) throws(SecretError) -> T {
+  func inTransferSession<T>(_ body: (ProviderSession) throws(SecretError) -> T) throws(SecretError) -> T {
     let session = try transferSession()
     do {
       return try body(session)
@@ -48,7 +48,7 @@ extension ServiceHandle {
     }
   }
 
-  private func secrets(at paths: [String], in session: TransferSession) throws(SecretError) -> [String: SecretValue] {
+  private func secrets(at paths: [String], in session: ProviderSession) throws(SecretError) -> [String: SecretValue] {
     var arguments: [OpaquePointer?] = [objectPathArray(paths), g_variant_new_object_path(session.path)]
     let reply = try callObject(
       "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "GetSecrets", g_variant_new_tuple(&arguments, 2),
@@ -74,8 +74,8 @@ extension ServiceHandle {
   }
 
   /// The session of this connection, opened on first use.
-  private func transferSession() throws(SecretError) -> TransferSession {
-    try transfer.withLock { (current: inout TransferSession?) throws(SecretError) -> TransferSession in
+  private func transferSession() throws(SecretError) -> ProviderSession {
+    try transfer.withLock { (current: inout ProviderSession?) throws(SecretError) -> ProviderSession in
       if let current { return current }
       let opened = try openSession()
       current = opened
@@ -85,17 +85,18 @@ extension ServiceHandle {
 
   /// Opens a DH session with the provider that owns the name now, once the bus says it runs as
   /// our user; a provider that offers only `plain` is used only when that is allowed.
-  private func openSession() throws(SecretError) -> TransferSession {
+  private func openSession() throws(SecretError) -> ProviderSession {
     let provider = try trustedProvider()
     let pair = try crypto { () throws(CryptoError) in try DiffieHellman.makeKeyPair() }
     let reply: OpaquePointer
     do {
-      reply = try callOpenSession(Self.dhAlgorithm, input: byteArray(pair.publicKey), destination: provider)
+      reply = try callOpenSession(
+        Self.dhAlgorithm, input: pair.publicKey.withUnsafeBytes(byteArray), destination: provider)
     } catch .dbus(let name, _) where name == "org.freedesktop.DBus.Error.NotSupported" {
       guard allowsPlainTransfer else { throw .plainTransferRefused(busName: busName) }
       let plain = try callOpenSession("plain", input: g_variant_new_string(""), destination: provider)
       defer { g_variant_unref(plain) }
-      return TransferSession(path: stringValue(of: plain, at: 1), key: nil, provider: provider)
+      return ProviderSession(path: stringValue(of: plain, at: 1), key: nil, provider: provider)
     }
     defer { g_variant_unref(reply) }
     let boxed = g_variant_get_child_value(reply, 0)
@@ -106,7 +107,7 @@ extension ServiceHandle {
       throw Self.badReply("OpenSession gave no DH public key")
     }
     let key = try crypto { () throws(CryptoError) in
-      let key = try LockedBytes(count: DiffieHellman.aesKeyLength)
+      guard let key = SecretBytes(lockedCount: DiffieHellman.aesKeyLength) else { throw .outOfSecureMemory }
       try withBytes(of: output) { (peer) throws(CryptoError) in
         let peer = try DiffieHellman.validPeerKey(peer)
         try key.withUnsafeMutableBytes { (bytes) throws(CryptoError) in
@@ -115,7 +116,7 @@ extension ServiceHandle {
       }
       return key
     }
-    return TransferSession(path: stringValue(of: reply, at: 1), key: key, provider: provider)
+    return ProviderSession(path: stringValue(of: reply, at: 1), key: key, provider: provider)
   }
 
   private func callOpenSession(_ algorithm: String, input: OpaquePointer, destination: String) throws(SecretError)
@@ -128,19 +129,16 @@ extension ServiceHandle {
   }
 
   /// The plain bytes of a `(oayays)` secret.
-  private func open(_ secret: OpaquePointer?, in session: TransferSession, from path: String) throws(SecretError)
+  private func open(_ secret: OpaquePointer?, in session: ProviderSession, from path: String) throws(SecretError)
     -> SecretValue
   {
     let parameters = g_variant_get_child_value(secret, 1)
     let value = g_variant_get_child_value(secret, 2)
     defer { [value, parameters].forEach { g_variant_unref($0) } }
     let contentType = stringValue(of: secret, at: 3)
-    guard let key = session.key else {
-      return SecretValue(bytes: withBytes(of: value) { Array($0) }, contentType: contentType)
-    }
-    // Decrypted in place in the array the value keeps, as libsecret's copy was before: a
-    // SecretValue holds its bytes in ordinary memory.
-    var bytes = withBytes(of: value) { Array($0) }
+    let bytes = withBytes(of: value) { SecretBytes(copying: $0) }
+    guard let key = session.key else { return SecretValue(bytes: bytes, contentType: contentType) }
+    // Decrypted in place, in the secret memory the value keeps.
     let decrypted: Result<Int, CryptoError> = bytes.withUnsafeMutableBytes { data in
       withBytes(of: parameters) { iv in
         key.withUnsafeBytes { keyBytes in
@@ -155,22 +153,24 @@ extension ServiceHandle {
 
   /// `value` as a `(oayays)` secret of `session`: encrypted with its key, or as it is in a
   /// plain session. Floating; the bytes of a DH session's secret in it are ciphertext only.
-  func sealed(_ value: SecretValue, in session: TransferSession) throws(SecretError) -> OpaquePointer {
-    let parameters: [UInt8]
-    let bytes: [UInt8]
+  func sealed(_ value: SecretValue, in session: ProviderSession) throws(SecretError) -> OpaquePointer {
+    let parameters: OpaquePointer
+    let bytes: OpaquePointer
     if let key = session.key {
       let encrypted = key.withUnsafeBytes { keyBytes in
         value.bytes.withUnsafeBytes { plain in
           Result { () throws(CryptoError) in try PaddedCBC.encrypt(plain, key: keyBytes) }
         }
       }
-      (parameters, bytes) = try crypto { () throws(CryptoError) in try encrypted.get() }
+      let (iv, ciphertext) = try crypto { () throws(CryptoError) in try encrypted.get() }
+      (parameters, bytes) = (iv.withUnsafeBytes(byteArray), ciphertext.withUnsafeBytes(byteArray))
     } else {
-      (parameters, bytes) = ([], value.bytes)
+      (parameters, bytes) = (
+        byteArray(UnsafeRawBufferPointer(start: nil, count: 0)), value.bytes.withUnsafeBytes(byteArray)
+      )
     }
     var children: [OpaquePointer?] = [
-      g_variant_new_object_path(session.path), byteArray(parameters), byteArray(bytes),
-      g_variant_new_string(value.contentType),
+      g_variant_new_object_path(session.path), parameters, bytes, g_variant_new_string(value.contentType),
     ]
     return g_variant_new_tuple(&children, 4)
   }
@@ -204,10 +204,8 @@ private func withBytes<T, E: Error>(of variant: OpaquePointer?, _ body: (UnsafeR
 }
 
 /// A floating `ay` variant holding a copy of `bytes`.
-private func byteArray(_ bytes: [UInt8]) -> OpaquePointer {
-  bytes.withUnsafeBytes { raw in
-    "y".withCString { g_variant_new_fixed_array(g_variant_type_checked_($0), raw.baseAddress, gsize(raw.count), 1) }
-  }
+private func byteArray(_ bytes: UnsafeRawBufferPointer) -> OpaquePointer {
+  "y".withCString { g_variant_new_fixed_array(g_variant_type_checked_($0), bytes.baseAddress, gsize(bytes.count), 1) }
 }
 
 /// A floating `ao` variant.

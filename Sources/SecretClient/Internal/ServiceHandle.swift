@@ -16,7 +16,7 @@ final class ServiceHandle: @unchecked Sendable {
   let busName: String
   /// The session secrets are read and written through (ServiceHandle+Transfer.swift), opened on
   /// first use.
-  let transfer = Mutex<TransferSession?>(nil)
+  let transfer = Mutex<ProviderSession?>(nil)
   /// Whether a provider that offers only `plain` transfer may be used (secrets then cross the
   /// bus unencrypted).
   let allowsPlainTransfer: Bool

@@ -1,4 +1,6 @@
 // The server side of the transfer algorithm's key agreement, with the AES key in locked memory.
+import SecretMemory
+import SystemCalls
 import TransferCrypto
 
 extension CryptoError {
@@ -10,9 +12,16 @@ extension CryptoError {
     case .invalidCiphertextLength(let length):
       "the encrypted secret is \(length) bytes; it must be a non-zero multiple of 16"
     case .invalidPadding: "the decrypted secret has invalid PKCS#7 padding (wrong key or corrupted data)"
-    case .outOfSecureMemory: SecureMemory.exhaustedAdvice
+    case .outOfSecureMemory: Self.exhaustedAdvice
     case .library(let text): text
     }
+  }
+
+  /// Why a secret cannot be held.
+  private static var exhaustedAdvice: String {
+    let limit = ResourceLimits.lockedMemory.map { "\($0) bytes" } ?? "unlimited"
+    return "out of locked memory for secrets (\(SecureMemory.lastFailure ?? "no memory"); RLIMIT_MEMLOCK is \(limit)): "
+      + "raise LimitMEMLOCK= in the unit, or ulimit -l, or start secretd with --allow-unlocked-memory"
   }
 }
 
@@ -21,7 +30,7 @@ struct KeyAgreementResult {
   /// The server's public key, 128 big-endian bytes.
   let serverPublicKey: [UInt8]
   /// The 16-byte AES key, in locked memory.
-  let aesKey: SecureBuffer
+  let aesKey: SecretBytes
 }
 
 enum KeyAgreement {
@@ -34,13 +43,13 @@ enum KeyAgreement {
 
   /// The AES key from our pair and the peer's public key, in locked memory.
   static func deriveKey(_ pair: DiffieHellman.KeyPair, peerKey: UnsafeRawBufferPointer) throws(CryptoError)
-    -> SecureBuffer
+    -> SecretBytes
   {
     try deriveKey(pair, peer: try DiffieHellman.validPeerKey(peerKey))
   }
 
-  private static func deriveKey(_ pair: DiffieHellman.KeyPair, peer: BigInteger) throws(CryptoError) -> SecureBuffer {
-    guard let key = SecureBuffer(count: DiffieHellman.aesKeyLength) else { throw .outOfSecureMemory }
+  private static func deriveKey(_ pair: DiffieHellman.KeyPair, peer: BigInteger) throws(CryptoError) -> SecretBytes {
+    guard let key = SecretBytes(lockedCount: DiffieHellman.aesKeyLength) else { throw .outOfSecureMemory }
     try key.withUnsafeMutableBytes { (bytes) throws(CryptoError) in
       try DiffieHellman.deriveKey(pair, peer: peer, into: bytes)
     }

@@ -1,4 +1,5 @@
 // Transfer sessions: how secrets cross the bus for one client connection.
+import SecretMemory
 import Synchronization
 import TransferCrypto
 
@@ -31,9 +32,9 @@ final class TransferSession: Sendable {
   let algorithm: Algorithm
   /// The AES key in locked memory; nil for `plain` and once closed. A call that took the key
   /// before the session closed finishes with it; the key is wiped when that call lets it go.
-  private let key: Mutex<SecureBuffer?>
+  private let key: Mutex<SecretBytes?>
 
-  init(number: Int, owner: String, algorithm: Algorithm, key: SecureBuffer?) {
+  init(number: Int, owner: String, algorithm: Algorithm, key: SecretBytes?) {
     self.number = number
     self.owner = owner
     self.algorithm = algorithm
@@ -43,7 +44,7 @@ final class TransferSession: Sendable {
   /// Drops (and so wipes) the key.
   func close() { key.withLock { $0 = nil } }
 
-  private var currentKey: SecureBuffer? { key.withLock { $0 } }
+  private var currentKey: SecretBytes? { key.withLock { $0 } }
 
   /// Writes what the client sent (`value`, with the IV `parameters` for DH) as plain bytes into
   /// `destination`, which holds at least `value.count` bytes; returns how many it wrote.
@@ -149,7 +150,7 @@ final class SessionRegistry: Sendable {
 
   /// The key and the output of a key agreement for `algorithm`.
   private static func agree(_ algorithm: TransferSession.Algorithm, _ input: Variant) throws(SessionError) -> (
-    SecureBuffer?, DBusValue
+    SecretBytes?, DBusValue
   ) {
     switch algorithm {
     case .plain:

@@ -1,11 +1,12 @@
 // Which secret a unit's credential request gets: of the default collection's items, the one
 // with attributes `credential=ID` and `unit=UNIT`, else the one with `credential=ID` and no
 // `unit` (shared by every unit). Written by `secretctl credential set`.
+import SecretMemory
 
 /// What a credential request finds.
 enum CredentialLookup {
   /// A copy of the secret, in locked memory, to be written after the store's lock is let go.
-  case found(SecureBuffer)
+  case found(SecretBytes)
   case missing
   case locked(collection: String)
   case noMemory
@@ -24,7 +25,7 @@ extension Store {
         ?? first(["credential": id], where: { $0.attributes["unit"] == nil })
     else { return .missing }
     if collection.locked { return .locked(collection: ObjectPaths.collection(name)) }
-    guard let copy = SecureBuffer(copying: secret(of: item)) else { return .noMemory }
+    guard let copy = SecretBytes(lockedCopying: secret(of: item)) else { return .noMemory }
     return .found(copy)
   }
 }

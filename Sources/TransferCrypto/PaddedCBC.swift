@@ -1,40 +1,6 @@
-// Secret bytes of one process, in libgcrypt's pool of locked memory.
-import CGcrypt
-import Glibc
-
-/// Bytes in libgcrypt's locked memory (never swapped), wiped when released.
-package final class LockedBytes: @unchecked Sendable {
-  // SAFETY: the bytes are written only while the value is being made, by the one thread making
-  // it (through `withUnsafeMutableBytes` before it is shared); after that they are only read,
-  // and they are wiped and freed exactly once, in deinit.
-  private let pointer: UnsafeMutableRawPointer
-  package let count: Int
-
-  /// `count` zero bytes.
-  package init(count: Int) throws(CryptoError) {
-    Gcrypt.initialize()
-    guard let pointer = gcry_calloc_secure(1, max(count, 1)) else { throw .outOfSecureMemory }
-    self.pointer = pointer
-    self.count = count
-  }
-
-  // Wiped here too: when libsecret set up libgcrypt first, its allocator may have handed out
-  // ordinary memory that gcry_free would not wipe.
-  deinit {
-    explicit_bzero(pointer, max(count, 1))
-    gcry_free(pointer)
-  }
-
-  package func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-    try body(UnsafeRawBufferPointer(start: pointer, count: count))
-  }
-
-  package func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E)
-    -> R
-  {
-    try body(UnsafeMutableRawBufferPointer(start: pointer, count: count))
-  }
-}
+// AES-128-CBC with PKCS#7 padding, the cipher of a DH transfer session, with the padded block in
+// locked memory.
+import SecretMemory
 
 /// AES-128-CBC with PKCS#7 padding, as secrets cross the bus in a DH session.
 package enum PaddedCBC {
@@ -46,7 +12,7 @@ package enum PaddedCBC {
     iv: [UInt8], ciphertext: [UInt8]
   ) {
     let whole = plain.count / AES128CBC.blockSize * AES128CBC.blockSize
-    let last = try LockedBytes(count: AES128CBC.blockSize)
+    guard let last = SecretBytes(lockedCount: AES128CBC.blockSize) else { throw .outOfSecureMemory }
     let padding = UInt8(AES128CBC.blockSize - (plain.count - whole))
     last.withUnsafeMutableBytes { block in
       for index in 0..<block.count { block[index] = index < plain.count - whole ? plain[whole + index] : padding }
