@@ -3,20 +3,20 @@
 
 #include <gcrypt.h>
 
-// gcry_control is variadic: one helper per command the daemon uses.
-static inline gcry_error_t secretd_gcry_disable_secmem_warnings(void) {
+// gcry_control is variadic: one helper per command TransferCrypto uses (in clients and secretd).
+static inline gcry_error_t cgcrypt_disable_secmem_warnings(void) {
   return gcry_control(GCRYCTL_DISABLE_SECMEM_WARN, 0);
 }
 
-static inline gcry_error_t secretd_gcry_init_secmem(unsigned int bytes) {
+static inline gcry_error_t cgcrypt_init_secmem(unsigned int bytes) {
   return gcry_control(GCRYCTL_INIT_SECMEM, bytes, 0);
 }
 
-static inline gcry_error_t secretd_gcry_initialization_finished(void) {
+static inline gcry_error_t cgcrypt_initialization_finished(void) {
   return gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
 }
 
-static inline int secretd_gcry_initialized(void) {
+static inline int cgcrypt_initialized(void) {
   return gcry_control(GCRYCTL_INITIALIZATION_FINISHED_P) != 0;
 }
 

@@ -24,11 +24,11 @@ package enum Gcrypt {
     initialized.withLock { done in
       guard !done else { return }
       done = true
-      if secretd_gcry_initialized() != 0 { return }
+      if cgcrypt_initialized() != 0 { return }
       _ = gcry_check_version(nil)
-      _ = secretd_gcry_disable_secmem_warnings()
-      _ = secretd_gcry_init_secmem(UInt32(securePoolBytes))
-      _ = secretd_gcry_initialization_finished()
+      _ = cgcrypt_disable_secmem_warnings()
+      _ = cgcrypt_init_secmem(UInt32(securePoolBytes))
+      _ = cgcrypt_initialization_finished()
     }
   }
 
