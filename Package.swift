@@ -27,12 +27,15 @@ let package = Package(
 
     // Libraries.
     .target(
-      name: "SecretClient", dependencies: ["CLibSecret", "SecretMemory", "SystemCalls", "TransferCrypto"],
+      name: "SecretClient",
+      dependencies: ["CGio", "CLibSecret", "GLibBridge", "SecretMemory", "SystemCalls", "TransferCrypto"],
       swiftSettings: swiftSettings),
     // The transfer algorithm both ends of a Secret Service session run (DH, HKDF, AES), over libgcrypt.
     .target(name: "TransferCrypto", dependencies: ["CGcrypt", "SecretMemory"], swiftSettings: swiftSettings),
     // Secret bytes (SecretBytes) in locked memory that is wiped when released, for every module.
     .target(name: "SecretMemory", dependencies: ["SystemCalls"], swiftSettings: swiftSettings),
+    // GErrors and GVariants in Swift, for the client and the daemon (GIO alone).
+    .target(name: "GLibBridge", dependencies: ["CGio"], swiftSettings: swiftSettings),
     .target(name: "SharedState", dependencies: ["SystemCalls"], swiftSettings: swiftSettings),
     // The operating system's calls, typed (errno, descriptors, files, signals, time, processes, memory, locks,
     // terminals), for every module.
@@ -44,7 +47,8 @@ let package = Package(
     .target(
       name: "SecretsOpenBao", dependencies: ["Secrets", "SecretClient", "SystemCalls"], swiftSettings: swiftSettings),
     .target(
-      name: "SecretDaemon", dependencies: ["CGio", "CSystemCalls", "SecretMemory", "SystemCalls", "TransferCrypto"],
+      name: "SecretDaemon",
+      dependencies: ["CGio", "CSystemCalls", "GLibBridge", "SecretMemory", "SystemCalls", "TransferCrypto"],
       swiftSettings: swiftSettings),
     // The command-line parser and help of secretctl and secretd, and their version.
     .target(name: "CommandLineSyntax", swiftSettings: swiftSettings),
@@ -100,7 +104,7 @@ let package = Package(
     .testTarget(
       name: "SecretDaemonTests",
       dependencies: [
-        "SecretDaemon", "SecretClient", "SecretTestSupport", "TestGates", "TransferCrypto", "secretctl",
+        "GLibBridge", "SecretDaemon", "SecretClient", "SecretTestSupport", "TestGates", "TransferCrypto", "secretctl",
         "secretctl-bao", "credential-service",
       ],
       swiftSettings: swiftSettings),

@@ -2,7 +2,7 @@
 
 /// A secret as the Secret Service keeps it: bytes and the MIME type that says how to read them.
 ///
-/// The bytes are a ``SecretBytes``: in locked memory, wiped when the last copy of the value is
+/// The bytes are a `SecretBytes`: in locked memory, wiped when the last copy of the value is
 /// released, compared in constant time, never printed. `Array(value.bytes)` and ``text`` are
 /// copies in ordinary memory, made only when you ask for them.
 ///

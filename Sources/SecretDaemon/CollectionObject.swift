@@ -1,5 +1,6 @@
 // org.freedesktop.Secret.Collection at /org/freedesktop/secrets/collection/NAME
 // (and at /org/freedesktop/secrets/aliases/ALIAS for the collection it names).
+import GLibBridge
 
 struct CollectionObject: BusObject {
   let daemon: Daemon

@@ -1,5 +1,6 @@
 // The daemon: owns the store and the sessions, takes every call off the bus, answers the calls
 // of its own user on worker threads in turn, and announces the store's changes.
+import GLibBridge
 import SecretMemory
 import Synchronization
 package import SystemCalls

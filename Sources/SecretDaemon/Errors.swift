@@ -1,6 +1,12 @@
 // The D-Bus error layer: spec names clients match on, and the one place area errors become them.
 import TransferCrypto
 
+/// A D-Bus error reply, by the name clients match on.
+struct DBusError: Error, Equatable {
+  let name: String
+  let message: String
+}
+
 extension DBusError {
   static func isLocked(_ message: String) -> DBusError {
     DBusError(name: "org.freedesktop.Secret.Error.IsLocked", message: message)

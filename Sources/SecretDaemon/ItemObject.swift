@@ -1,5 +1,6 @@
 // org.freedesktop.Secret.Item at /org/freedesktop/secrets/collection/NAME/N
 // (and /org/freedesktop/secrets/aliases/ALIAS/N).
+import GLibBridge
 import TransferCrypto
 
 struct ItemObject: BusObject {

@@ -4,6 +4,7 @@
 // (memory only, no password), so every method that may return a prompt returns "/". The
 // interface is introspectable so clients can see it; a call on a prompt path is answered as one
 // to a path where no object is.
+import GLibBridge
 
 struct PromptObject: BusObject {
   let path: String

@@ -1,4 +1,5 @@
 // org.freedesktop.Secret.Service at /org/freedesktop/secrets.
+import GLibBridge
 import TransferCrypto
 
 struct ServiceObject: BusObject {

@@ -1,4 +1,5 @@
 // org.freedesktop.Secret.Session at /org/freedesktop/secrets/session/sN.
+import GLibBridge
 
 struct SessionObject: BusObject {
   let daemon: Daemon

@@ -1,5 +1,6 @@
 // secretd as a program: help, version, SIGTERM, limit flags.
 import Foundation
+import GLibBridge
 import SecretTestSupport
 import Testing
 
@@ -102,7 +103,7 @@ struct CommandLineTests {
       } catch {
         // Everything that tells a refusal from a timeout or a daemon that died.
         let context =
-          "\(error.domain) \(error.code) \(error.remoteName ?? "no remote name"): \(error.message); daemon running: \(limited.process.isRunning); its log: \(limited.stderrText)"
+          "\(error.domainName) \(error.code) \(error.remoteName ?? "no remote name"): \(error.message); daemon running: \(limited.process.isRunning); its log: \(limited.stderrText)"
         #expect(error.remoteName == "org.freedesktop.DBus.Error.LimitsExceeded", "\(context)")
         #expect(error.message.contains("--max-items"), "\(context)")
       }

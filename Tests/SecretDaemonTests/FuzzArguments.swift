@@ -4,6 +4,7 @@
 // properties named after the Item interface's writable properties, valid and invalid DH keys,
 // secrets encoded for the session they name), with mutations of each: a value of another type, a
 // well-typed value that means nothing, an argument too many or too few, an undeclared member.
+import GLibBridge
 import Testing
 
 @testable import SecretDaemon

@@ -1,5 +1,6 @@
 // What the fuzzer knows an answer must be: a call built to be refused is refused, and a secret
 // read back through one of the caller's sessions is the one the fuzzer last stored in that item.
+import GLibBridge
 import TransferCrypto
 
 @testable import SecretDaemon

@@ -1,6 +1,7 @@
 // Where each fuzzed call was answered: by a declared method's handler (a success, or an error
 // from inside it), by the router before any handler ran, or not at all; counted per method.
 import Foundation
+import GLibBridge
 
 @testable import SecretDaemon
 

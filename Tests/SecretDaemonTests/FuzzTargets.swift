@@ -3,6 +3,7 @@
 // fuzzed calls delete them, and paths near them that name nothing. It never names the one
 // collection whose items the test checks at the end.
 import Foundation
+import GLibBridge
 import SecretMemory
 import Testing
 import TransferCrypto

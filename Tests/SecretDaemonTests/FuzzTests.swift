@@ -4,6 +4,7 @@
 // fuzzer can predict are right, the daemon stays up, and the items of a collection no call names
 // stay intact, byte for byte. The seed is printed; FUZZ_SEED=N replays a run.
 import Foundation
+import GLibBridge
 import SecretTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 // The generic half of the fuzzer: D-Bus types parsed from the daemon's declared signatures, and
 // the one seeded source of every random choice, size and byte, so that a run replays from its seed.
+import GLibBridge
 
 /// A D-Bus type the fuzzer can build values of: those `DBusValue` carries.
 indirect enum BusType: Equatable, Sendable {

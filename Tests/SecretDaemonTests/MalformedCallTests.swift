@@ -1,5 +1,6 @@
 // Every malformed call answers with an error, and the daemon stays up with its data.
 import Foundation
+import GLibBridge
 import SecretTestSupport
 import Testing
 import TransferCrypto

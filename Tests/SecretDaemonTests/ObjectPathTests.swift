@@ -1,5 +1,6 @@
 // Object paths are canonical and never reused: one path names one object, for ever.
 import Foundation
+import GLibBridge
 import SecretTestSupport
 import Testing
 

@@ -2,6 +2,7 @@
 // small for its arguments: a listing, a search or a read that grows with the store always goes
 // to a worker, so one client's large request never holds up the bus for the others.
 import Foundation
+import GLibBridge
 import SecretTestSupport
 import Testing
 

@@ -3,6 +3,7 @@
 // before any work, and collection names are short enough that listings fit at the item limit.
 import CGio
 import Foundation
+import GLibBridge
 import SecretTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 // A client may open sessions without end: past --max-sessions its least recently used session
 // is closed, so python secretstorage, which opens one for every item it reads, can read them all.
 import Foundation
+import GLibBridge
 import SecretTestSupport
 import Testing
 import TransferCrypto

@@ -1,6 +1,7 @@
 // Helpers: a raw GDBus client of the daemon (through SecretDaemon's own wrappers), secret-tool,
 // and /proc reads.
 import Foundation
+import GLibBridge
 import SecretMemory
 import SecretTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import CLibSecret
+import GLibBridge
 
 /// A `GHashTable` of strings to strings, the form libsecret takes attributes in.
 struct AttributeTable: ~Copyable {
@@ -33,11 +34,10 @@ struct AttributeTable: ~Copyable {
 struct PropertyTable: ~Copyable {
   let table: OpaquePointer
 
-  /// Takes ownership of the (floating) variants.
-  init(_ properties: [String: OpaquePointer]) {
+  init(_ properties: [String: DBusValue]) {
     table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, { g_variant_unref(OpaquePointer($0)) })
     for (name, value) in properties {
-      g_hash_table_insert(table, g_strdup(name), UnsafeMutableRawPointer(g_variant_ref_sink(value)))
+      g_hash_table_insert(table, g_strdup(name), UnsafeMutableRawPointer(g_variant_ref_sink(value.makeFloating())))
     }
   }
 
@@ -54,17 +54,6 @@ func withVariantType<T>(_ signature: String, _ body: (OpaquePointer) throws(Secr
     Result { () throws(SecretError) in try body(g_variant_type_checked_(text)) }
   }
   return try result.get()
-}
-
-/// A floating `a{ss}` variant of the attributes.
-func attributesVariant(_ attributes: [String: String]) -> OpaquePointer {
-  let builder = "a{ss}".withCString { g_variant_builder_new(g_variant_type_checked_($0)) }
-  defer { g_variant_builder_unref(builder) }
-  for (name, value) in attributes {
-    g_variant_builder_add_value(
-      builder, g_variant_new_dict_entry(g_variant_new_string(name), g_variant_new_string(value)))
-  }
-  return g_variant_builder_end(builder)
 }
 
 /// Walks a `GList` of GObjects the caller owns, then frees the list and its references.
@@ -88,11 +77,4 @@ func forEachEntry(of table: OpaquePointer, _ body: (gpointer, gpointer) -> Void)
   while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
     if let key, let value { body(key, value) }
   }
-}
-
-/// The string (or object path) child of a tuple.
-func stringValue(of tuple: OpaquePointer?, at index: Int) -> String {
-  let child = g_variant_get_child_value(tuple, gsize(index))
-  defer { g_variant_unref(child) }
-  return String(cString: g_variant_get_string(child, nil))
 }

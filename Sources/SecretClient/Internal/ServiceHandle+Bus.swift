@@ -1,85 +1,69 @@
 import CLibSecret
+import GLibBridge
 
 extension ServiceHandle {
   /// The attributes of one item, read with one `Properties.Get` call (no proxy object).
   func attributes(at path: String) throws(SecretError) -> [String: String] {
-    let dictionary = try property("Attributes", of: "org.freedesktop.Secret.Item", at: path, type: "a{ss}")
-    defer { g_variant_unref(dictionary) }
-    var attributes: [String: String] = [:]
-    for index in 0..<g_variant_n_children(dictionary) {
-      let entry = g_variant_get_child_value(dictionary, index)
-      let key = g_variant_get_child_value(entry, 0)
-      let value = g_variant_get_child_value(entry, 1)
-      attributes[String(cString: g_variant_get_string(key, nil))] = String(cString: g_variant_get_string(value, nil))
-      [value, key, entry].forEach { g_variant_unref($0) }
-    }
-    return attributes
+    try property("Attributes", of: "org.freedesktop.Secret.Item", at: path, type: "a{ss}").stringDictionary ?? [:]
   }
 
   /// One property as the provider has it now, read with `Properties.Get`, checked to be of
-  /// `type`; the caller releases it.
+  /// `type`.
   ///
   /// Properties are read this way rather than from libsecret's proxies: a proxy's cache is kept
   /// current only by signals delivered on the GLib main context that was the thread default when
   /// it was made, and nothing iterates that context in a Swift process.
   func property(_ name: String, of interface: String, at path: String, type: String) throws(SecretError)
-    -> OpaquePointer
+    -> Variant
   {
-    var arguments: [OpaquePointer?] = [g_variant_new_string(interface), g_variant_new_string(name)]
     let reply = try callObject(
-      path, "org.freedesktop.DBus.Properties", "Get", g_variant_new_tuple(&arguments, 2), replyType: "(v)")
-    defer { g_variant_unref(reply) }
-    let boxed = g_variant_get_child_value(reply, 0)
-    defer { g_variant_unref(boxed) }
-    guard let value = g_variant_get_variant(boxed) else {
+      path, "org.freedesktop.DBus.Properties", "Get", .tuple([.string(interface), .string(name)]), replyType: "(v)")
+    guard let value = reply.child(0)?.unboxed else {
       throw .dbus(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "no value for the \(name) of \(path)")
     }
-    guard type.withCString({ g_variant_is_of_type(value, g_variant_type_checked_($0)) }) != 0 else {
-      g_variant_unref(value)
+    guard value.isOfType(type) else {
       throw .dbus(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "the \(name) of \(path) is not \(type)")
     }
     return value
   }
 
-  /// Every property of `interface` at `path` (an `a{sv}`), read with one `Properties.GetAll`;
-  /// the caller releases it.
-  func allProperties(of interface: String, at path: String) throws(SecretError) -> OpaquePointer {
-    var argument: OpaquePointer? = g_variant_new_string(interface)
+  /// Every property of `interface` at `path`, read with one `Properties.GetAll`.
+  func allProperties(of interface: String, at path: String) throws(SecretError) -> [String: Variant] {
     let reply = try callObject(
-      path, "org.freedesktop.DBus.Properties", "GetAll", g_variant_new_tuple(&argument, 1), replyType: "(a{sv})")
-    defer { g_variant_unref(reply) }
-    return g_variant_get_child_value(reply, 0)
+      path, "org.freedesktop.DBus.Properties", "GetAll", .tuple([.string(interface)]), replyType: "(a{sv})")
+    return reply.child(0)?.variantDictionary ?? [:]
   }
 
   /// Calls a method of the provider's object at `path` (of the provider with the unique name
   /// `destination`, when given); errors name `about`, or the path.
   func callObject(
-    _ path: String, _ interface: String, _ method: String, _ parameters: OpaquePointer, replyType: String,
+    _ path: String, _ interface: String, _ method: String, _ arguments: DBusValue, replyType: String,
     destination: String? = nil, about: String? = nil
-  ) throws(SecretError) -> OpaquePointer {
+  ) throws(SecretError) -> Variant {
     try callMethod(
-      destination: destination ?? busName, path, interface, method, parameters, replyType: replyType,
+      destination: destination ?? busName, path, interface, method, arguments, replyType: replyType,
       about: about ?? path)
   }
 
   /// Calls a method of the bus daemon itself with one string argument.
-  func callBus(_ method: String, argument: String, replyType: String) throws(SecretError) -> OpaquePointer {
-    var child: OpaquePointer? = g_variant_new_string(argument)
-    return try callMethod(
+  func callBus(_ method: String, argument: String, replyType: String) throws(SecretError) -> Variant {
+    try callMethod(
       destination: "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
-      g_variant_new_tuple(&child, 1), replyType: replyType, about: busName)
+      .tuple([.string(argument)]), replyType: replyType, about: busName)
   }
 
   private func callMethod(
-    destination: String, _ path: String, _ interface: String, _ method: String, _ parameters: OpaquePointer,
+    destination: String, _ path: String, _ interface: String, _ method: String, _ arguments: DBusValue,
     replyType: String, about object: String
-  ) throws(SecretError) -> OpaquePointer {
-    try withVariantType(replyType) { (type) throws(SecretError) in
+  ) throws(SecretError) -> Variant {
+    let reply = try withVariantType(replyType) { (type) throws(SecretError) in
       try call(object: object) { error in
         g_dbus_connection_call_sync(
-          connection, destination, path, interface, method, parameters, type, G_DBUS_CALL_FLAGS_NONE, -1, nil, &error)
+          connection, destination, path, interface, method, arguments.makeFloating(), type, G_DBUS_CALL_FLAGS_NONE,
+          -1, nil, &error)
       }
     }
+    return Variant(adopting: reply)
   }
 
   /// The program a process runs, from the first word of `/proc/PID/cmdline`.

@@ -1,4 +1,5 @@
 import CLibSecret
+import GLibBridge
 
 extension ServiceHandle {
   /// The path an alias points to, or `nil` when it points nowhere.
@@ -7,7 +8,7 @@ extension ServiceHandle {
     var error: UnsafeMutablePointer<GError>?
     guard let path = secret_service_read_alias_dbus_path_sync(service, alias, nil, &error) else {
       if error == nil { return nil }
-      throw GErrorBox(error).secretError(busName: busName, object: "alias \(alias)")
+      throw SecretError(GLibError(consuming: error), busName: busName, object: "alias \(alias)")
     }
     return takeString(path)
   }
@@ -22,7 +23,7 @@ extension ServiceHandle {
 
   /// Creates a collection and returns its path. Wraps `secret_service_create_collection_dbus_path_sync`.
   func createCollection(label: String, alias: String?) throws(SecretError) -> String {
-    let properties = PropertyTable(["org.freedesktop.Secret.Collection.Label": g_variant_new_string(label)])
+    let properties = PropertyTable(["org.freedesktop.Secret.Collection.Label": .string(label)])
     let path = try call { error in
       secret_service_create_collection_dbus_path_sync(
         service, properties.table, alias, SECRET_COLLECTION_CREATE_NONE, nil, &error)
@@ -35,12 +36,8 @@ extension ServiceHandle {
   func collections() throws(SecretError) -> [CollectionInfo] {
     let paths = try property(
       "Collections", of: "org.freedesktop.Secret.Service", at: "/org/freedesktop/secrets", type: "ao")
-    defer { g_variant_unref(paths) }
     var collections: [CollectionInfo] = []
-    for index in 0..<g_variant_n_children(paths) {
-      let child = g_variant_get_child_value(paths, index)
-      let path = String(cString: g_variant_get_string(child, nil))
-      g_variant_unref(child)
+    for path in paths.objectPaths ?? [] {
       do {
         collections.append(try collection(at: path))
       } catch .noSuchObject {
@@ -52,31 +49,14 @@ extension ServiceHandle {
 
   /// Whether the collection at `path` is locked now, with one `Properties.Get`.
   func isLocked(collection path: String) throws(SecretError) -> Bool {
-    let locked = try property("Locked", of: "org.freedesktop.Secret.Collection", at: path, type: "b")
-    defer { g_variant_unref(locked) }
-    return g_variant_get_boolean(locked) != 0
+    try property("Locked", of: "org.freedesktop.Secret.Collection", at: path, type: "b").boolean ?? false
   }
 
   private func collection(at path: String) throws(SecretError) -> CollectionInfo {
     let properties = try allProperties(of: "org.freedesktop.Secret.Collection", at: path)
-    defer { g_variant_unref(properties) }
     return CollectionInfo(
-      path: path,
-      label: Self.value(in: properties, "Label", type: "s") { String(cString: g_variant_get_string($0, nil)) } ?? "",
-      isLocked: Self.value(in: properties, "Locked", type: "b") { g_variant_get_boolean($0) != 0 } ?? false,
-      itemCount: Self.value(in: properties, "Items", type: "ao") { Int(g_variant_n_children($0)) } ?? 0
-    )
-  }
-
-  /// `transform` of the entry `key` of an `a{sv}` dictionary, or `nil` when it is missing or
-  /// not of `type`.
-  static func value<T>(
-    in dictionary: OpaquePointer, _ key: String, type: String, _ transform: (OpaquePointer) -> T
-  ) -> T? {
-    guard let value = type.withCString({ g_variant_lookup_value(dictionary, key, g_variant_type_checked_($0)) })
-    else { return nil }
-    defer { g_variant_unref(value) }
-    return transform(value)
+      path: path, label: properties["Label"]?.string ?? "", isLocked: properties["Locked"]?.boolean ?? false,
+      itemCount: properties["Items"]?.objectPaths?.count ?? 0)
   }
 
   /// Locks (or unlocks) collections by path and returns how many changed state.
@@ -90,7 +70,7 @@ extension ServiceHandle {
         : secret_service_unlock_dbus_paths_sync(service, array, nil, &changed, &error)
     }
     g_strfreev(changed)
-    if error != nil { throw GErrorBox(error).secretError(busName: busName, object: paths.first) }
+    if error != nil { throw SecretError(GLibError(consuming: error), busName: busName, object: paths.first) }
     return Int(count)
   }
 }

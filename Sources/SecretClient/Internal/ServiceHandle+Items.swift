@@ -1,5 +1,6 @@
 import CLibSecret
 import FoundationEssentials
+import GLibBridge
 
 extension ServiceHandle {
   /// The object paths of the items whose attributes include `attributes`, unlocked and locked.
@@ -29,7 +30,7 @@ extension ServiceHandle {
     let table = AttributeTable(attributes)
     var error: UnsafeMutablePointer<GError>?
     let list = secret_service_search_sync(service, nil, table.table, SECRET_SEARCH_ALL, nil, &error)
-    if error != nil { throw GErrorBox(error).secretError(busName: busName) }
+    if error != nil { throw SecretError(GLibError(consuming: error), busName: busName) }
     var items = takeObjects(list) { item in
       Self.describe(item.assumingMemoryBound(to: CLibSecret.SecretItem.self))
     }

@@ -1,4 +1,5 @@
 import CLibSecret
+import GLibBridge
 
 extension ServiceHandle {
   /// Subscribes to `ItemCreated`, `ItemChanged` and `ItemDeleted` of the collection at `path`.
@@ -20,7 +21,7 @@ extension ServiceHandle {
         { _, _, _, _, signal, parameters, data in
           guard let data, let signal, let parameters else { return }
           Unmanaged<ChangeSink>.fromOpaque(data).takeUnretainedValue()
-            .receive(signal: String(cString: signal), parameters: parameters)
+            .receive(signal: String(cString: signal), parameters: Variant(borrowing: parameters))
         },
         UnsafeMutableRawPointer(bitPattern: sink),
         { data in if let data { Unmanaged<ChangeSink>.fromOpaque(data).release() } })
@@ -45,7 +46,7 @@ extension ServiceHandle {
         "/org/freedesktop/secrets", nil, G_DBUS_SIGNAL_FLAGS_NONE,
         { _, _, _, _, _, parameters, data in
           guard let data, let parameters else { return }
-          Unmanaged<CollectionSink>.fromOpaque(data).takeUnretainedValue().receive(parameters)
+          Unmanaged<CollectionSink>.fromOpaque(data).takeUnretainedValue().receive(Variant(borrowing: parameters))
         },
         UnsafeMutableRawPointer(bitPattern: sink),
         { data in if let data { Unmanaged<CollectionSink>.fromOpaque(data).release() } })
@@ -64,13 +65,8 @@ private final class CollectionSink: Sendable {
     self.onChange = onChange
   }
 
-  func receive(_ parameters: OpaquePointer) {
-    guard g_variant_n_children(parameters) == 1 else { return }
-    let child = g_variant_get_child_value(parameters, 0)
-    defer { g_variant_unref(child) }
-    guard String(cString: g_variant_get_type_string(child)) == "o",
-      String(cString: g_variant_get_string(child, nil)) == collectionPath
-    else { return }
+  func receive(_ parameters: Variant) {
+    guard parameters.isOfType("(o)"), parameters.child(0)?.string == collectionPath else { return }
     onChange()
   }
 }
@@ -96,12 +92,9 @@ private final class ChangeSink: Sendable {
 
   init(_ onChange: @escaping @Sendable (ItemChange) -> Void) { self.onChange = onChange }
 
-  func receive(signal: String, parameters: OpaquePointer) {
+  func receive(signal: String, parameters: Variant) {
     let kinds: [String: ItemChange.Kind] = ["ItemCreated": .created, "ItemChanged": .changed, "ItemDeleted": .deleted]
-    guard let kind = kinds[signal], g_variant_n_children(parameters) == 1 else { return }
-    let child = g_variant_get_child_value(parameters, 0)
-    defer { g_variant_unref(child) }
-    guard String(cString: g_variant_get_type_string(child)) == "o" else { return }
-    onChange(ItemChange(kind: kind, itemPath: String(cString: g_variant_get_string(child, nil))))
+    guard let kind = kinds[signal], parameters.isOfType("(o)"), let path = parameters.child(0)?.string else { return }
+    onChange(ItemChange(kind: kind, itemPath: path))
   }
 }

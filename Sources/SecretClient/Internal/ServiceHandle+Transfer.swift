@@ -8,7 +8,7 @@
 // goes to that provider's unique name. A provider that restarted (and may hand the same session
 // path to someone else), or another process that took the name, is an error that makes
 // SecretClient reconnect and check again, never a secret sent to or read from another party.
-import CLibSecret
+import GLibBridge
 import TransferCrypto
 
 /// The client's end of a transfer session on one connection.
@@ -49,21 +49,14 @@ extension ServiceHandle {
   }
 
   private func secrets(at paths: [String], in session: ProviderSession) throws(SecretError) -> [String: SecretValue] {
-    var arguments: [OpaquePointer?] = [objectPathArray(paths), g_variant_new_object_path(session.path)]
     let reply = try callObject(
-      "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "GetSecrets", g_variant_new_tuple(&arguments, 2),
-      replyType: "(a{o(oayays)})", destination: session.provider, about: paths.count == 1 ? paths[0] : nil)
-    defer { g_variant_unref(reply) }
-    let dictionary = g_variant_get_child_value(reply, 0)
-    defer { g_variant_unref(dictionary) }
+      "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "GetSecrets",
+      .tuple([.objectPaths(paths), .objectPath(session.path)]), replyType: "(a{o(oayays)})",
+      destination: session.provider, about: paths.count == 1 ? paths[0] : nil)
     var secrets: [String: SecretValue] = [:]
-    for index in 0..<g_variant_n_children(dictionary) {
-      let entry = g_variant_get_child_value(dictionary, index)
-      defer { g_variant_unref(entry) }
-      let path = stringValue(of: entry, at: 0)
-      let secret = g_variant_get_child_value(entry, 1)
-      defer { g_variant_unref(secret) }
-      secrets[path] = try open(secret, in: session, from: path)
+    for entry in reply.child(0)?.elements ?? [] {
+      guard let path = entry.child(0)?.string, let secret = entry.child(1) else { continue }
+      secrets[path] = try open(secret, in: session)
     }
     return secrets
   }
@@ -88,74 +81,63 @@ extension ServiceHandle {
   private func openSession() throws(SecretError) -> ProviderSession {
     let provider = try trustedProvider()
     let pair = try crypto { () throws(CryptoError) in try DiffieHellman.makeKeyPair() }
-    let reply: OpaquePointer
+    let reply: Variant
     do {
-      reply = try callOpenSession(
-        Self.dhAlgorithm, input: pair.publicKey.withUnsafeBytes(byteArray), destination: provider)
+      reply = try callOpenSession(Self.dhAlgorithm, input: .bytes(pair.publicKey), destination: provider)
     } catch .dbus(let name, _) where name == "org.freedesktop.DBus.Error.NotSupported" {
       guard allowsPlainTransfer else { throw .plainTransferRefused(busName: busName) }
-      let plain = try callOpenSession("plain", input: g_variant_new_string(""), destination: provider)
-      defer { g_variant_unref(plain) }
-      return ProviderSession(path: stringValue(of: plain, at: 1), key: nil, provider: provider)
+      let plain = try callOpenSession("plain", input: .string(""), destination: provider)
+      return ProviderSession(path: plain.child(1)?.string ?? "/", key: nil, provider: provider)
     }
-    defer { g_variant_unref(reply) }
-    let boxed = g_variant_get_child_value(reply, 0)
-    defer { g_variant_unref(boxed) }
-    guard let output = g_variant_get_variant(boxed) else { throw Self.badReply("OpenSession gave no output") }
-    defer { g_variant_unref(output) }
-    guard "ay".withCString({ g_variant_is_of_type(output, g_variant_type_checked_($0)) }) != 0 else {
-      throw Self.badReply("OpenSession gave no DH public key")
-    }
+    guard let output = reply.child(0)?.unboxed else { throw Self.badReply("OpenSession gave no output") }
+    guard let peerKey = output.publicBytes else { throw Self.badReply("OpenSession gave no DH public key") }
     let key = try crypto { () throws(CryptoError) in
       guard let key = SecretBytes(lockedCount: DiffieHellman.aesKeyLength) else { throw .outOfSecureMemory }
-      try withBytes(of: output) { (peer) throws(CryptoError) in
-        let peer = try DiffieHellman.validPeerKey(peer)
-        try key.withUnsafeMutableBytes { (bytes) throws(CryptoError) in
-          try DiffieHellman.deriveKey(pair, peer: peer, into: bytes)
-        }
+      let peer = try peerKey.withUnsafeBytes { bytes in
+        Result { () throws(CryptoError) in try DiffieHellman.validPeerKey(bytes) }
+      }.get()
+      try key.withUnsafeMutableBytes { (bytes) throws(CryptoError) in
+        try DiffieHellman.deriveKey(pair, peer: peer, into: bytes)
       }
       return key
     }
-    return ProviderSession(path: stringValue(of: reply, at: 1), key: key, provider: provider)
+    return ProviderSession(path: reply.child(1)?.string ?? "/", key: key, provider: provider)
   }
 
-  private func callOpenSession(_ algorithm: String, input: OpaquePointer, destination: String) throws(SecretError)
-    -> OpaquePointer
+  private func callOpenSession(_ algorithm: String, input: DBusValue, destination: String) throws(SecretError)
+    -> Variant
   {
-    var arguments: [OpaquePointer?] = [g_variant_new_string(algorithm), g_variant_new_variant(input)]
-    return try callObject(
-      "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "OpenSession", g_variant_new_tuple(&arguments, 2),
-      replyType: "(vo)", destination: destination)
+    try callObject(
+      "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "OpenSession",
+      .tuple([.string(algorithm), .variant(input)]), replyType: "(vo)", destination: destination)
   }
 
   /// The plain bytes of a `(oayays)` secret.
-  private func open(_ secret: OpaquePointer?, in session: ProviderSession, from path: String) throws(SecretError)
-    -> SecretValue
-  {
-    let parameters = g_variant_get_child_value(secret, 1)
-    let value = g_variant_get_child_value(secret, 2)
-    defer { [value, parameters].forEach { g_variant_unref($0) } }
-    let contentType = stringValue(of: secret, at: 3)
-    let bytes = withBytes(of: value) { SecretBytes(copying: $0) }
+  private func open(_ secret: Variant, in session: ProviderSession) throws(SecretError) -> SecretValue {
+    guard let parameters = secret.child(1), let value = secret.child(2),
+      let bytes = value.withBytes({ SecretBytes(copying: $0) })
+    else { throw Self.badReply("a secret is (oayays)") }
+    let contentType = secret.child(3)?.string ?? "application/octet-stream"
     guard let key = session.key else { return SecretValue(bytes: bytes, contentType: contentType) }
     // Decrypted in place, in the secret memory the value keeps.
-    let decrypted: Result<Int, CryptoError> = bytes.withUnsafeMutableBytes { data in
-      withBytes(of: parameters) { iv in
+    let decrypted: Result<Int, CryptoError>? = bytes.withUnsafeMutableBytes { data in
+      parameters.withBytes { iv in
         key.withUnsafeBytes { keyBytes in
           Result { () throws(CryptoError) in try PaddedCBC.decrypt(data, iv: iv, key: keyBytes) }
         }
       }
     }
+    guard let decrypted else { throw Self.badReply("a secret's parameters are bytes") }
     let count = try crypto { () throws(CryptoError) in try decrypted.get() }
     bytes.removeLast(bytes.count - count)
     return SecretValue(bytes: bytes, contentType: contentType)
   }
 
   /// `value` as a `(oayays)` secret of `session`: encrypted with its key, or as it is in a
-  /// plain session. Floating; the bytes of a DH session's secret in it are ciphertext only.
-  func sealed(_ value: SecretValue, in session: ProviderSession) throws(SecretError) -> OpaquePointer {
-    let parameters: OpaquePointer
-    let bytes: OpaquePointer
+  /// plain session. The bytes of a DH session's secret in it are ciphertext only.
+  func sealed(_ value: SecretValue, in session: ProviderSession) throws(SecretError) -> DBusValue {
+    let parameters: DBusValue
+    let bytes: DBusValue
     if let key = session.key {
       let encrypted = key.withUnsafeBytes { keyBytes in
         value.bytes.withUnsafeBytes { plain in
@@ -163,16 +145,11 @@ extension ServiceHandle {
         }
       }
       let (iv, ciphertext) = try crypto { () throws(CryptoError) in try encrypted.get() }
-      (parameters, bytes) = (iv.withUnsafeBytes(byteArray), ciphertext.withUnsafeBytes(byteArray))
+      (parameters, bytes) = (.bytes(iv), .bytes(ciphertext))
     } else {
-      (parameters, bytes) = (
-        byteArray(UnsafeRawBufferPointer(start: nil, count: 0)), value.bytes.withUnsafeBytes(byteArray)
-      )
+      (parameters, bytes) = (.bytes([]), value.bytes.withUnsafeBytes(DBusValue.copyingBytes))
     }
-    var children: [OpaquePointer?] = [
-      g_variant_new_object_path(session.path), parameters, bytes, g_variant_new_string(value.contentType),
-    ]
-    return g_variant_new_tuple(&children, 4)
+    return .tuple([.objectPath(session.path), parameters, bytes, .string(value.contentType)])
   }
 
   /// The error name of a transfer that failed on this side (a key agreement or a decryption).
@@ -190,28 +167,5 @@ extension ServiceHandle {
 
   private static func badReply(_ what: String) -> SecretError {
     .dbus(name: "org.freedesktop.DBus.Error.InvalidSignature", message: what)
-  }
-}
-
-/// Runs `body` with the bytes of an `ay` variant (valid while the variant lives).
-private func withBytes<T, E: Error>(of variant: OpaquePointer?, _ body: (UnsafeRawBufferPointer) throws(E) -> T)
-  throws(E)
-  -> T
-{
-  var count: gsize = 0
-  let base = g_variant_get_fixed_array(variant, &count, 1)
-  return try body(UnsafeRawBufferPointer(start: base, count: Int(count)))
-}
-
-/// A floating `ay` variant holding a copy of `bytes`.
-private func byteArray(_ bytes: UnsafeRawBufferPointer) -> OpaquePointer {
-  "y".withCString { g_variant_new_fixed_array(g_variant_type_checked_($0), bytes.baseAddress, gsize(bytes.count), 1) }
-}
-
-/// A floating `ao` variant.
-private func objectPathArray(_ paths: [String]) -> OpaquePointer {
-  let children = paths.map { g_variant_new_object_path($0) }
-  return children.withUnsafeBufferPointer { buffer in
-    "o".withCString { g_variant_new_array(g_variant_type_checked_($0), buffer.baseAddress, gsize(buffer.count)) }
   }
 }

@@ -3,6 +3,7 @@
 // name first (before activation, or in the moment after a crash) would receive every secret
 // written and answer every read.
 import CLibSecret
+import GLibBridge
 
 /// What the bus says about the connection behind a unique name.
 struct OwnerCredentials: Sendable, Hashable {
@@ -46,17 +47,14 @@ extension ServiceHandle {
     do {
       return try nameOwner()
     } catch .serviceUnavailable {
-      let ping = try callObject("/", "org.freedesktop.DBus.Peer", "Ping", g_variant_new_tuple(nil, 0), replyType: "()")
-      g_variant_unref(ping)
+      _ = try callObject("/", "org.freedesktop.DBus.Peer", "Ping", .tuple([]), replyType: "()")
       return try nameOwner()
     }
   }
 
   /// Wraps `org.freedesktop.DBus.GetNameOwner`.
   private func nameOwner() throws(SecretError) -> String {
-    let reply = try callBus("GetNameOwner", argument: busName, replyType: "(s)")
-    defer { g_variant_unref(reply) }
-    return stringValue(of: reply, at: 0)
+    try callBus("GetNameOwner", argument: busName, replyType: "(s)").child(0)?.string ?? ""
   }
 
   /// The user and process behind `uniqueName`, asked once per name: the bus never gives a
@@ -64,20 +62,10 @@ extension ServiceHandle {
   private func credentials(of uniqueName: String) throws(SecretError) -> OwnerCredentials {
     if let known = owners.withLock({ $0[uniqueName] }) { return known }
     let reply = try callBus("GetConnectionCredentials", argument: uniqueName, replyType: "(a{sv})")
-    defer { g_variant_unref(reply) }
-    let dictionary = g_variant_get_child_value(reply, 0)
-    defer { g_variant_unref(dictionary) }
+    let dictionary = reply.child(0)?.variantDictionary ?? [:]
     let credentials = OwnerCredentials(
-      uid: Self.uint32(in: dictionary, "UnixUserID"),
-      pid: Self.uint32(in: dictionary, "ProcessID").map { Int32(bitPattern: $0) })
+      uid: dictionary["UnixUserID"]?.uint32, pid: dictionary["ProcessID"]?.uint32.map { Int32(bitPattern: $0) })
     owners.withLock { $0[uniqueName] = credentials }
     return credentials
-  }
-
-  private static func uint32(in dictionary: OpaquePointer?, _ key: String) -> UInt32? {
-    guard let value = "u".withCString({ g_variant_lookup_value(dictionary, key, g_variant_type_checked_($0)) })
-    else { return nil }
-    defer { g_variant_unref(value) }
-    return g_variant_get_uint32(value)
   }
 }

@@ -2,6 +2,7 @@
 // provider that opened it (see ServiceHandle+Transfer.swift), never through libsecret, whose
 // session would go to whoever owns the name and fall back to `plain` without a word.
 import CLibSecret
+import GLibBridge
 
 extension ServiceHandle {
   /// Creates an item in the collection at `collectionPath` and returns its path. With
@@ -15,45 +16,37 @@ extension ServiceHandle {
     let reply = try unlockingOnce(collectionPath) { () throws(SecretError) in
       try createItemReply(in: collectionPath, attributes: attributes, label: label, value: value, replace: replace)
     }
-    defer { g_variant_unref(reply) }
-    let item = stringValue(of: reply, at: 0)
-    let prompt = stringValue(of: reply, at: 1)
+    let (item, prompt) = (reply.child(0)?.string ?? "/", reply.child(1)?.string ?? "/")
     guard item == "/", prompt != "/" else { return item }
     return try prompted(prompt, for: collectionPath)
   }
 
   private func createItemReply(
     in collectionPath: String, attributes: [String: String], label: String, value: SecretValue, replace: Bool
-  ) throws(SecretError) -> OpaquePointer {
+  ) throws(SecretError) -> Variant {
     try inTransferSession { session throws(SecretError) in
-      var properties: [OpaquePointer?] = [
-        g_variant_new_dict_entry(
-          g_variant_new_string("org.freedesktop.Secret.Item.Label"), g_variant_new_variant(g_variant_new_string(label))),
-        g_variant_new_dict_entry(
-          g_variant_new_string("org.freedesktop.Secret.Item.Attributes"),
-          g_variant_new_variant(attributesVariant(attributes))),
-      ]
-      let propertyArray = "{sv}".withCString { g_variant_new_array(g_variant_type_checked_($0), &properties, 2) }
-      var arguments: [OpaquePointer?] = [
-        propertyArray, try sealed(value, in: session), g_variant_new_boolean(replace ? 1 : 0),
-      ]
+      let properties = DBusValue.array(
+        elementType: "{sv}",
+        [
+          .dictEntry(.string("org.freedesktop.Secret.Item.Label"), .variant(.string(label))),
+          .dictEntry(.string("org.freedesktop.Secret.Item.Attributes"), .variant(.stringDictionary(attributes))),
+        ])
       return try callObject(
-        collectionPath, "org.freedesktop.Secret.Collection", "CreateItem", g_variant_new_tuple(&arguments, 3),
-        replyType: "(oo)", destination: session.provider)
+        collectionPath, "org.freedesktop.Secret.Collection", "CreateItem",
+        .tuple([properties, try sealed(value, in: session), .boolean(replace)]), replyType: "(oo)",
+        destination: session.provider)
     }
   }
 
   /// Replaces the secret of the item at `path`. Wraps `org.freedesktop.Secret.Item.SetSecret`.
   func setSecret(_ value: SecretValue, at path: String) throws(SecretError) {
-    let reply = try unlockingOnce(SecretClient.collectionPath(ofItem: path)) { () throws(SecretError) in
+    _ = try unlockingOnce(SecretClient.collectionPath(ofItem: path)) { () throws(SecretError) in
       try inTransferSession { session throws(SecretError) in
-        var argument: OpaquePointer? = try sealed(value, in: session)
-        return try callObject(
-          path, "org.freedesktop.Secret.Item", "SetSecret", g_variant_new_tuple(&argument, 1), replyType: "()",
+        try callObject(
+          path, "org.freedesktop.Secret.Item", "SetSecret", .tuple([try sealed(value, in: session)]), replyType: "()",
           destination: session.provider)
       }
     }
-    g_variant_unref(reply)
   }
 
   /// Runs `write`; when its collection is locked, asks the provider to unlock it (secretd does
@@ -78,7 +71,6 @@ extension ServiceHandle {
     let result = try withVariantType("o") { (type) throws(SecretError) in
       try call(object: object) { error in secret_service_prompt_at_dbus_path_sync(service, prompt, nil, type, &error) }
     }
-    defer { g_variant_unref(result) }
-    return String(cString: g_variant_get_string(result, nil))
+    return Variant(adopting: result).string ?? "/"
   }
 }

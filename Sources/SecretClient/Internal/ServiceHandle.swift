@@ -1,4 +1,5 @@
 import CLibSecret
+import GLibBridge
 import Synchronization
 import TransferCrypto
 
@@ -31,13 +32,13 @@ final class ServiceHandle: @unchecked Sendable {
         | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue)
     guard let connection = g_dbus_connection_new_for_address_sync(address, flags, nil, nil, &error)
     else {
-      throw .busUnavailable(reason: GErrorBox(error).message)
+      throw .busUnavailable(reason: GLibError(consuming: error).reason)
     }
     // Before any libsecret call, so that libsecret never sets libgcrypt up at the same time.
     Gcrypt.initialize()
     guard let service = clibsecret_service_new(connection, busName, &error) else {
       g_object_unref(UnsafeMutableRawPointer(connection))
-      throw GErrorBox(error).secretError(busName: busName)
+      throw SecretError(GLibError(consuming: error), busName: busName)
     }
     self.connection = connection
     self.service = service
@@ -55,7 +56,7 @@ final class ServiceHandle: @unchecked Sendable {
   static func sessionBusAddress() throws(SecretError) -> String {
     var error: UnsafeMutablePointer<GError>?
     guard let address = g_dbus_address_get_for_bus_sync(G_BUS_TYPE_SESSION, nil, &error) else {
-      throw .busUnavailable(reason: GErrorBox(error).message)
+      throw .busUnavailable(reason: GLibError(consuming: error).reason)
     }
     return takeString(address)
   }
@@ -69,7 +70,7 @@ final class ServiceHandle: @unchecked Sendable {
     if let result = body(&error), error == nil { return result }
     // libsecret fails without an error only when the user dismissed a prompt.
     guard error != nil else { throw .promptDismissed }
-    throw GErrorBox(error).secretError(busName: busName, object: object)
+    throw SecretError(GLibError(consuming: error), busName: busName, object: object)
   }
 }
 

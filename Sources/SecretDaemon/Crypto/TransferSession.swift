@@ -1,4 +1,5 @@
 // Transfer sessions: how secrets cross the bus for one client connection.
+import GLibBridge
 import SecretMemory
 import Synchronization
 import TransferCrypto

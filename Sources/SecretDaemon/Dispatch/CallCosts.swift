@@ -1,5 +1,6 @@
 // How much work a call's arguments ask for, decided before the call runs: calls small enough
 // for the thread that reads the bus, which must never be held up by one client's large request.
+import GLibBridge
 
 extension Daemon {
   /// Most items a search may match, and most bytes of secrets a read may encrypt, to be

@@ -2,6 +2,7 @@
 // may do and its handler; a property's type and accessors; a signal's arguments. Introspection
 // XML, the argument check, the store lock, the reading thread's quick path and the dispatch all
 // come from these declarations, so adding a method means adding one entry.
+import GLibBridge
 
 /// How a call touches the store: not at all, reading, or writing.
 enum StoreAccess: Sendable {

@@ -2,6 +2,7 @@
 // which lock it needs, and whether it is small enough for the reading thread. Every call a
 // client makes passes through `execute`, on one of the scheduler's threads or, when all is idle
 // and the call is small, on the thread that reads the bus.
+import GLibBridge
 
 /// What one call carries besides its arguments.
 final class CallContext {

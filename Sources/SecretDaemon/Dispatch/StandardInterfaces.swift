@@ -1,5 +1,6 @@
 // org.freedesktop.DBus.Properties, .Introspectable and .Peer, on every object: declared like the
 // Secret Service's own interfaces, and answered from those interfaces' declarations.
+import GLibBridge
 
 /// Any object of the tree, for the interfaces every object has.
 struct AnyBusObject: BusObject {

@@ -2,6 +2,7 @@
 // lock: a change that deletes thousands of items announces them without holding up readers.
 // Each signal is sent to every served client by name, never broadcast: on a bus that other users
 // share, a refused client that adds a match rule hears nothing (not a label, not an attribute).
+import GLibBridge
 import Synchronization
 import SystemCalls
 

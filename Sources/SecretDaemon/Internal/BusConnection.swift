@@ -1,6 +1,7 @@
 // A connection to a message bus: name ownership, calls to the bus driver, signals, sending.
 import CGio
 import CSystemCalls
+package import GLibBridge
 package import SystemCalls
 
 /// Whether the name request succeeded, and if not who holds the name.

@@ -1,5 +1,6 @@
 // A method call read from the bus, answered exactly once from whichever thread handles it.
 import CGio
+import GLibBridge
 import Synchronization
 
 /// A method call taken off the bus. Wraps a GDBusMessage and the connection it came on.

@@ -1,11 +1,12 @@
-// GVariant wrappers: the only place that builds or reads GVariant values.
+// GVariant wrappers: the only place that builds or reads GVariant values, for the client and
+// the daemon alike.
 import CGio
 
 /// A value to send on the bus, built in Swift and turned into a GVariant in one place.
 ///
 /// Secret bytes never become a `DBusValue` as a Swift array: ``copyingBytes(_:)`` copies them
 /// straight into a GVariant.
-indirect enum DBusValue {
+package enum DBusValue {
   case string(String)
   case objectPath(String)
   case boolean(Bool)
@@ -16,15 +17,16 @@ indirect enum DBusValue {
   case made(Variant)
   /// An array whose element type is given as a D-Bus signature (needed when it is empty).
   case array(elementType: String, [DBusValue])
-  case dictEntry(DBusValue, DBusValue)
+  // Only the cases that hold a value directly are boxed: every boxed case is one more allocation.
+  indirect case dictEntry(DBusValue, DBusValue)
   case tuple([DBusValue])
-  case variant(DBusValue)
+  indirect case variant(DBusValue)
 
-  static func objectPaths(_ paths: [String]) -> DBusValue {
+  package static func objectPaths(_ paths: [String]) -> DBusValue {
     .array(elementType: "o", paths.map { .objectPath($0) })
   }
 
-  static func stringDictionary(_ dictionary: [String: String]) -> DBusValue {
+  package static func stringDictionary(_ dictionary: [String: String]) -> DBusValue {
     .array(
       elementType: "{ss}",
       dictionary.sorted { $0.key < $1.key }.map { .dictEntry(.string($0.key), .string($0.value)) })
@@ -34,7 +36,7 @@ indirect enum DBusValue {
   /// message; GLib frees it without wiping. Only a `plain` session sends a secret this way: the
   /// client chose to send it in clear over the bus, and this copy (like the message buffer GDBus
   /// serialises it into) is outside our control.
-  static func copyingBytes(_ bytes: UnsafeRawBufferPointer) -> DBusValue {
+  package static func copyingBytes(_ bytes: UnsafeRawBufferPointer) -> DBusValue {
     .made(Variant(adopting: byteArray(bytes)))
   }
 
@@ -46,7 +48,7 @@ indirect enum DBusValue {
   }
 
   /// Builds a new floating GVariant (the consumer sinks it). Wraps g_variant_new_*.
-  func makeFloating() -> OpaquePointer {
+  package func makeFloating() -> OpaquePointer {
     switch self {
     case .string(let value):
       return g_variant_new_string(value)
@@ -64,78 +66,102 @@ indirect enum DBusValue {
       // Containers take their own reference of a child that is not floating; so does a reply.
       return variant.raw
     case .array(let elementType, let elements):
-      let children: [OpaquePointer?] = elements.map { $0.makeFloating() }
-      return elementType.withCString { g_variant_new_array(cgio_variant_type($0), children, gsize(children.count)) }
+      return Self.withFloating(elements) { children in
+        elementType.withCString {
+          g_variant_new_array(cgio_variant_type($0), children.baseAddress, gsize(children.count))
+        }
+      }
     case .dictEntry(let key, let value):
       return g_variant_new_dict_entry(key.makeFloating(), value.makeFloating())
     case .tuple(let elements):
-      let children: [OpaquePointer?] = elements.map { $0.makeFloating() }
-      return g_variant_new_tuple(children, gsize(children.count))
+      return Self.withFloating(elements) { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
     case .variant(let inner):
       return g_variant_new_variant(inner.makeFloating())
     }
   }
 }
 
+extension DBusValue {
+  /// Runs `body` with the elements made floating, in a buffer on the stack where they fit: a
+  /// heap array per container was most of what building a call allocated.
+  private static func withFloating(
+    _ elements: [DBusValue], _ body: (UnsafeMutableBufferPointer<OpaquePointer?>) -> OpaquePointer
+  ) -> OpaquePointer {
+    withUnsafeTemporaryAllocation(of: OpaquePointer?.self, capacity: elements.count) { children in
+      for (index, element) in elements.enumerated() {
+        children.initializeElement(at: index, to: element.makeFloating())
+      }
+      defer { children.deinitialize() }
+      return body(children)
+    }
+  }
+}
+
 /// A GVariant received from the bus; owns one reference. Wraps g_variant_ref / g_variant_unref.
-final class Variant {
-  let raw: OpaquePointer
+package final class Variant {
+  package let raw: OpaquePointer
 
   /// Takes an extra reference on a borrowed GVariant.
-  init(borrowing raw: OpaquePointer) {
+  package init(borrowing raw: OpaquePointer) {
     self.raw = g_variant_ref(raw)
   }
 
   /// Adopts a reference returned to us (transfer full), sinking it if floating.
-  init(adopting raw: OpaquePointer) {
+  package init(adopting raw: OpaquePointer) {
     self.raw = g_variant_take_ref(raw)
   }
 
   deinit { g_variant_unref(raw) }
 
   /// The D-Bus type signature, such as `(sv)`. Wraps g_variant_get_type_string.
-  var typeString: String { String(cString: g_variant_get_type_string(raw)) }
+  package var typeString: String { String(cString: g_variant_get_type_string(raw)) }
 
-  func isOfType(_ signature: String) -> Bool {
+  package func isOfType(_ signature: String) -> Bool {
     signature.withCString { g_variant_is_of_type(raw, cgio_variant_type($0)) != 0 }
   }
 
-  var childCount: Int { Int(g_variant_n_children(raw)) }
+  package var childCount: Int { Int(g_variant_n_children(raw)) }
 
   /// Wraps g_variant_get_child_value.
-  func child(_ index: Int) -> Variant? {
+  package func child(_ index: Int) -> Variant? {
     guard g_variant_is_container(raw) != 0, index < childCount else { return nil }
     guard let value = g_variant_get_child_value(raw, gsize(index)) else { return nil }
     return Variant(adopting: value)
   }
 
   /// Strings and object paths. Wraps g_variant_get_string.
-  var string: String? {
+  package var string: String? {
     guard isOfType("s") || isOfType("o") || isOfType("g") else { return nil }
     guard let chars = g_variant_get_string(raw, nil) else { return nil }
     return String(cString: chars)
   }
 
   /// Wraps g_variant_get_uint32.
-  var uint32: UInt32? {
+  package var uint32: UInt32? {
     guard isOfType("u") else { return nil }
     return g_variant_get_uint32(raw)
   }
 
-  var boolean: Bool? {
+  /// Wraps g_variant_get_uint64.
+  package var uint64: UInt64? {
+    guard isOfType("t") else { return nil }
+    return UInt64(g_variant_get_uint64(raw))
+  }
+
+  package var boolean: Bool? {
     guard isOfType("b") else { return nil }
     return g_variant_get_boolean(raw) != 0
   }
 
   /// The content of a `v`. Wraps g_variant_get_variant.
-  var unboxed: Variant? {
+  package var unboxed: Variant? {
     guard isOfType("v"), let inner = g_variant_get_variant(raw) else { return nil }
     return Variant(adopting: inner)
   }
 
   /// Reads an `ay` in place; the pointer is valid only inside `body`.
   /// Wraps g_variant_get_fixed_array.
-  func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+  package func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
     guard isOfType("ay") else { return nil }
     var count: gsize = 0
     let pointer = g_variant_get_fixed_array(raw, &count, 1)
@@ -143,33 +169,51 @@ final class Variant {
   }
 
   /// Copies an `ay` that is not secret (public keys, IVs).
-  var publicBytes: [UInt8]? { withBytes { Array($0) } }
+  package var publicBytes: [UInt8]? { withBytes { Array($0) } }
 
   /// Elements of any array.
-  var elements: [Variant] {
+  package var elements: [Variant] {
     guard g_variant_is_container(raw) != 0 else { return [] }
     return (0..<childCount).compactMap { child($0) }
   }
 
   /// An `ao` as paths.
-  var objectPaths: [String]? {
-    guard isOfType("ao") else { return nil }
-    return elements.compactMap(\.string)
+  package var objectPaths: [String]? {
+    isOfType("ao") ? stringElements() : nil
   }
 
-  /// An `a{ss}`; nil if of another type.
-  var stringDictionary: [String: String]? {
+  /// An `as` as strings.
+  package var strings: [String]? {
+    isOfType("as") ? stringElements() : nil
+  }
+
+  /// An `a{ss}`; nil if of another type. Read in place, with no object per entry.
+  /// Wraps g_variant_get_child_value.
+  package var stringDictionary: [String: String]? {
     guard isOfType("a{ss}") else { return nil }
     var result: [String: String] = [:]
-    for entry in elements {
-      guard let key = entry.child(0)?.string, let value = entry.child(1)?.string else { return nil }
-      result[key] = value
+    for index in 0..<childCount {
+      let entry = g_variant_get_child_value(raw, gsize(index))
+      defer { g_variant_unref(entry) }
+      let key = g_variant_get_child_value(entry, 0)
+      let value = g_variant_get_child_value(entry, 1)
+      defer { [key, value].forEach { g_variant_unref($0) } }
+      result[String(cString: g_variant_get_string(key, nil))] = String(cString: g_variant_get_string(value, nil))
     }
     return result
   }
 
+  /// The strings of an array already checked to hold strings or object paths, read in place.
+  private func stringElements() -> [String] {
+    (0..<childCount).map { index in
+      let child = g_variant_get_child_value(raw, gsize(index))
+      defer { g_variant_unref(child) }
+      return String(cString: g_variant_get_string(child, nil))
+    }
+  }
+
   /// An `a{sv}` with the variants unboxed; nil if of another type.
-  var variantDictionary: [String: Variant]? {
+  package var variantDictionary: [String: Variant]? {
     guard isOfType("a{sv}") else { return nil }
     var result: [String: Variant] = [:]
     for entry in elements {
