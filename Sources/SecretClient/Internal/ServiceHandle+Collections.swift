@@ -56,7 +56,7 @@ extension ServiceHandle {
     let properties = try allProperties(of: "org.freedesktop.Secret.Collection", at: path)
     return CollectionInfo(
       path: path, label: properties["Label"]?.string ?? "", isLocked: properties["Locked"]?.boolean ?? false,
-      itemCount: properties["Items"]?.objectPaths?.count ?? 0)
+      itemCount: properties["Items"].map { $0.isOfType("ao") ? $0.childCount : 0 } ?? 0)
   }
 
   /// Locks (or unlocks) collections by path and returns how many changed state.
