@@ -11,9 +11,9 @@ import SystemCalls
 package protocol OpenBaoAccess: Sendable {
   /// The text of `field` of the newest version of the secret at `path` in `mount`; nil when
   /// there is no such secret or field.
-  func field(_ field: String, of path: String, in mount: String) throws(CLIError) -> [UInt8]?
+  func field(_ field: String, of path: String, in mount: String) throws(CLIError) -> SecretBytes?
   /// The secret stored for service and account (where a SecretKey keeps its value).
-  func value(service: String, account: String?) throws(CLIError) -> [UInt8]?
+  func value(service: String, account: String?) throws(CLIError) -> SecretBytes?
   /// Stores the secret for service and account as a new version.
   func store(_ secret: SecretBytes, service: String, account: String?) throws(CLIError)
   /// Deletes the newest version of the secret for service and account; false when there was none.

@@ -24,10 +24,8 @@ public final class SecretBytes: @unchecked Sendable {
   /// `count` zero bytes in locked memory; nil when locked memory is exhausted and the process
   /// does not allow unlocked memory.
   package init?(lockedCount count: Int) {
-    guard let block = SecureMemory.allocate(count) else { return nil }
-    self.block = UnsafeMutableRawBufferPointer(start: block.pointer, count: block.capacity)
-    self.isPooled = true
-    self.count = count
+    guard let block = Self.pooled(count) else { return nil }
+    (self.block, isPooled, self.count) = (block, true, count)
   }
 
   /// A copy of `bytes` in locked memory; nil as for ``init(lockedCount:)``.
@@ -110,11 +108,13 @@ public final class SecretBytes: @unchecked Sendable {
     (block, isPooled) = (larger, pooled)
   }
 
+  private static func pooled(_ count: Int) -> UnsafeMutableRawBufferPointer? {
+    SecureMemory.allocate(count).map { UnsafeMutableRawBufferPointer(start: $0.pointer, count: $0.capacity) }
+  }
+
   /// A block from the locked pool, else from the heap (still wiped when released).
   private static func allocate(_ count: Int) -> (UnsafeMutableRawBufferPointer, pooled: Bool) {
-    if let pooled = SecureMemory.allocate(count) {
-      return (UnsafeMutableRawBufferPointer(start: pooled.pointer, count: pooled.capacity), true)
-    }
+    if let pooled = pooled(count) { return (pooled, true) }
     let plain = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
     plain.initializeMemory(as: UInt8.self, repeating: 0)
     return (plain, false)

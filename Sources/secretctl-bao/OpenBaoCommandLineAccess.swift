@@ -22,11 +22,11 @@ struct OpenBaoCommandLineAccess: OpenBaoAccess {
 
   init(_ client: OpenBaoClient) { self.client = client }
 
-  func field(_ field: String, of path: String, in mount: String) throws(CLIError) -> [UInt8]? {
-    try openBao { () throws(OpenBaoError) in try client.read(path, mount: mount) }?.field(field).map { Array($0.utf8) }
+  func field(_ field: String, of path: String, in mount: String) throws(CLIError) -> SecretBytes? {
+    try openBao { () throws(OpenBaoError) in try client.read(path, mount: mount) }?.field(field).map(SecretBytes.init)
   }
 
-  func value(service: String, account: String?) throws(CLIError) -> [UInt8]? {
+  func value(service: String, account: String?) throws(CLIError) -> SecretBytes? {
     try field("value", of: path(service, account), in: client.configuration.mount)
   }
 

@@ -23,7 +23,7 @@ struct SecretBytesTests {
     }
   }
 
-  @Test("equal bytes are equal whatever their content type or length differences, and any other bytes are not")
+  @Test("bytes are equal only when their lengths and every byte match; values also compare their content types")
   func equalityComparesEveryByte() {
     #expect(SecretBytes("same") == SecretBytes(copying: Array("same".utf8)))
     #expect(SecretBytes("same") != SecretBytes("sam"))
