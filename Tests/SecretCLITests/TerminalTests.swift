@@ -54,17 +54,22 @@ struct TerminalTests {
 
   /// Runs its arguments as a job in a process group of its own, in the foreground of the
   /// terminal, as a shell with job control does (so that Ctrl-Z can stop it), printing
-  /// `job PID`; exits with the job's status once it ends.
+  /// `job PID` before the job starts (so the line is there by the time the job prompts); exits
+  /// with the job's status once it ends.
   static let jobControl = """
     import os, signal, sys
+    started_r, started_w = os.pipe()
     pid = os.fork()
     if pid == 0:
+        os.close(started_w)
+        os.read(started_r, 1)
         os.setpgid(0, 0)
         signal.signal(signal.SIGTTOU, signal.SIG_IGN)
         os.tcsetpgrp(0, os.getpgrp())
         signal.signal(signal.SIGTTOU, signal.SIG_DFL)
         os.execv(sys.argv[1], sys.argv[1:])
     print("job %d" % pid, flush=True)
+    os.write(started_w, b"x")
     while True:
         _, status = os.waitpid(pid, os.WUNTRACED)
         if not os.WIFSTOPPED(status):
@@ -78,10 +83,7 @@ struct TerminalTests {
         "/usr/bin/python3", ["-c", Self.jobControl, try secretctlPath(), "set", "tty", "stopped"],
         environment: instance.environment)
       try child.waitFor("Secret for service \"tty\", account \"stopped\": ")
-      let pid = try #require(
-        child.output.split(whereSeparator: \.isNewline).first { $0.hasPrefix("job ") }.flatMap {
-          Int32($0.dropFirst(4))
-        })
+      let pid = try #require(jobPID(in: child.output))
       #expect(!echoIsOn(child.master))
       kill(pid, SIGTSTP)
       try await withDeadline(seconds: 10, "secretctl stopped") {
