@@ -61,16 +61,24 @@ struct ItemObject: BusObject {
     ])
 
   private func change(_ apply: (Store, ItemReference) throws(StoreError) -> Void) throws(DBusError) {
-    do throws(StoreError) { try apply(daemon.store, reference) } catch { throw DBusError(error) }
+    do throws(StoreError) { try apply(daemon.store, reference) } catch { throw refusal(error) }
+  }
+
+  /// A store refusal as this object answers it. An item that is gone by the time the call reads
+  /// it (its expiry came while the call was routed) is answered as a call that came a moment
+  /// later is: no object at this path, which clients read as "no such item".
+  private func refusal(_ error: StoreError) -> DBusError {
+    if case .noSuchItem = error { return .noObject(path) }
+    return DBusError(error)
   }
 
   private func stored() throws(DBusError) -> StoredItem {
-    do throws(StoreError) { return try daemon.store.item(reference) } catch { throw DBusError(error) }
+    do throws(StoreError) { return try daemon.store.item(reference) } catch { throw refusal(error) }
   }
 
   /// Delete() -> (o prompt)
   private func delete() throws(DBusError) -> DBusValue {
-    do throws(StoreError) { try daemon.store.deleteItem(reference) } catch { throw DBusError(error) }
+    do throws(StoreError) { try daemon.store.deleteItem(reference) } catch { throw refusal(error) }
     return .tuple([.objectPath(ObjectPaths.none)])
   }
 
@@ -82,7 +90,7 @@ struct ItemObject: BusObject {
       throw DBusError(error)
     }
     let item: StoredItem
-    do throws(StoreError) { item = try daemon.store.unlockedItem(reference) } catch { throw DBusError(error) }
+    do throws(StoreError) { item = try daemon.store.unlockedItem(reference) } catch { throw refusal(error) }
     do throws(CryptoError) {
       return .tuple([
         SecretWireFormat.make(
@@ -98,7 +106,7 @@ struct ItemObject: BusObject {
     _ = try stored()
     let (secret, contentType) = try SecretWireFormat.read(arguments.child(0), daemon: daemon, context: context)
     do throws(StoreError) { try daemon.store.setSecret(reference, secret, contentType: contentType) } catch {
-      throw DBusError(error)
+      throw refusal(error)
     }
     return .tuple([])
   }

@@ -1,5 +1,6 @@
 // Items with an expiry disappear on time, with ItemDeleted, and are never read after it.
 import Foundation
+import GLibBridge
 import SecretClient
 import SecretTestSupport
 import Testing
@@ -74,6 +75,44 @@ struct ExpiryTests {
     clock.advance(by: 1)
     store.purgeExpired()
     #expect(store.itemCount == 0)
+  }
+
+  @Test("an item whose time comes while a call on it is being answered is no object at its path, as a moment later")
+  func itemExpiringDuringACallIsNoObjectAtItsPath() throws {
+    let clock = ManualExpiryClock(1_000)
+    let bus = try PrivateBus()
+    defer { bus.stop() }
+    let configuration = Configuration(limits: Limits(maxMemory: 1 << 20), allowUnlockedMemory: true)
+    let daemon = Daemon(
+      connection: try BusConnection(address: bus.address), configuration: configuration,
+      keeper: try StoreKeeper(configuration: configuration, inherited: [], clock: clock))
+    let created = try daemon.store.createItem(
+      in: "session", label: "e", attributes: ["expires-at": "1005"], contentType: "text/plain", secret: sent("e"),
+      replace: false)
+    let path = ObjectPaths.item(ItemReference(collection: "session", item: created.item))
+    let context = CallContext(sender: ":1.7")
+    let (session, _) = try daemon.sessions.open(
+      algorithm: "plain", input: Variant(adopting: DBusValue.string("").makeFloating()), owner: context.sender)
+    let sessionPath = Variant(
+      adopting: DBusValue.tuple([.objectPath(ObjectPaths.session(session.number))]).makeFloating())
+    let none = Variant(adopting: DBusValue.tuple([]).makeFloating())
+    func call(_ item: ItemObject, _ method: String, _ arguments: Variant) throws(DBusError) {
+      guard let declared = ItemObject.declaration.methods.first(where: { $0.name == method }) else {
+        throw .unknownMethod(Interfaces.item, method, path)
+      }
+      _ = try declared.handler(item, arguments, context)
+    }
+    func label(_ item: ItemObject) throws(DBusError) {
+      _ = try ItemObject.declaration.properties.first { $0.name == "Label" }?.get(item)
+    }
+    // Routed while the item is there; its time comes before the call reads it.
+    let item = try ItemObject(daemon: daemon, node: try #require(ObjectNode(path: path)))
+    try call(item, "GetSecret", sessionPath)
+    try label(item)
+    clock.advance(by: 10)
+    #expect(throws: DBusError.noObject(path)) { try call(item, "GetSecret", sessionPath) }
+    #expect(throws: DBusError.noObject(path)) { try label(item) }
+    #expect(throws: DBusError.noObject(path)) { try call(item, "Delete", none) }
   }
 
   @Test("over the bus: the expiry timer itself sends ItemDeleted for the expired item, not early")
