@@ -31,9 +31,12 @@ func pick(_ arguments: [String]) async -> Int32 {
     FileHandle.standardError.write(Data("account-picker: \(error)\n".utf8))
     return 3
   }
-  show(render(accounts, service: service))
-  guard !arguments.contains("--once") else { return 0 }
-  for await change in $accounts.values.dropFirst() {
+  guard !arguments.contains("--once") else {
+    show(render(accounts, service: service))
+    return 0
+  }
+  // The stream starts with the current accounts, so no change can come between the two.
+  for await change in $accounts.values {
     show(render(change, service: service))
   }
   return 0

@@ -46,8 +46,8 @@ func main() async {
     say(Statistics().summary)
   case ("watch", let count?):
     let statistics = Statistics()
-    say(statistics.summary)
-    for await _ in statistics.$favourites.values.dropFirst().prefix(count) { say(statistics.summary) }
+    // The current favourites first, then `count` changes: one stream, so none is missed between.
+    for await _ in statistics.$favourites.values.prefix(count + 1) { say(statistics.summary) }
   default:
     FileHandle.standardError.write(Data("usage: favourites-example toggle ID | list | watch COUNT\n".utf8))
     exit(64)

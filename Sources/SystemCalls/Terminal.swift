@@ -64,9 +64,10 @@ extension FileDescriptor {
       if terminalIsChanged.exchange(false, ordering: .sequentiallyConsistent) { try? setTerminalAttributes(original) }
       changedTerminal = nil
     }
-    // Changed after the handlers are in place, so a signal never leaves it changed.
-    try? setTerminalAttributes(changed)
+    // Changed after the handlers are in place, and marked changed before it is, so a signal
+    // never leaves it changed (restoring what was never changed is harmless).
     terminalIsChanged.store(true, ordering: .sequentiallyConsistent)
+    try? setTerminalAttributes(changed)
     return try body()
   }
 
@@ -124,8 +125,8 @@ private func restoreTerminalAndStop(_ number: CInt) {
   _ = raise(number)
   // Continued (SIGCONT): in the foreground the prompt goes on, with echo off again.
   if descriptor.isOurForeground {
-    withTerminalSignalsBlocked { try? descriptor.setTerminalAttributes(changed) }
     terminalIsChanged.store(true, ordering: .sequentiallyConsistent)
+    withTerminalSignalsBlocked { try? descriptor.setTerminalAttributes(changed) }
   }
   _ = try? Signal(rawValue: number).handle(with: restoreTerminalAndStop, restartCalls: true)
 }

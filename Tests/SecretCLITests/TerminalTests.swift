@@ -162,13 +162,17 @@ struct PromptSignalTests {
   static let shell = """
     import os, signal, sys
     signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    started_r, started_w = os.pipe()
     pid = os.fork()
     if pid == 0:
+        os.close(started_w)
+        os.read(started_r, 1)
         os.setpgid(0, 0)
         os.tcsetpgrp(0, os.getpgrp())
         signal.signal(signal.SIGTTOU, signal.SIG_DFL)
         os.execv(sys.argv[1], sys.argv[1:])
     print("job %d" % pid, flush=True)
+    os.write(started_w, b"x")
     stops = 0
     while True:
         _, status = os.waitpid(pid, os.WUNTRACED)

@@ -77,6 +77,28 @@ struct ExpiryTests {
     #expect(store.itemCount == 0)
   }
 
+  @Test("an item given an expiry before every other re-arms the timer even when its change rebuilds the expiry queue")
+  func anEarlierExpiryReArmsTheTimerAcrossARebuild() throws {
+    let clock = ManualExpiryClock(1_000)
+    let store = try makeStore(clock: clock, defaultTTL: 86_400)
+    var armed: [UInt64?] = []
+    store.onNextExpiryChanged = { armed.append($0) }
+    let item = try store.createItem(
+      in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: sent("t"), replace: true)
+    #expect(armed == [1_000 + 86_400])
+    // Rewrites leave stale entries behind, up to where the next change rebuilds the queue.
+    while store.pendingExpiries <= 2 * store.itemCount + 64 {
+      clock.advance(by: 1)
+      _ = try store.createItem(
+        in: "session", label: "t", attributes: ["k": "v"], contentType: "", secret: sent("t"), replace: true)
+    }
+    let soon = clock.now() + 10
+    try store.setAttributes(
+      ItemReference(collection: "session", item: item.item), ["k": "v", "expires-at": String(soon)])
+    #expect(store.pendingExpiries < 3)
+    #expect(armed.last == soon)
+  }
+
   @Test("an item whose time comes while a call on it is being answered is no object at its path, as a moment later")
   func itemExpiringDuringACallIsNoObjectAtItsPath() throws {
     let clock = ManualExpiryClock(1_000)

@@ -13,14 +13,16 @@ extension OpenBaoTests {
   struct OpenBaoAuthTests {
     @Test func aTokenIsRenewedBeforeItExpiresWhileItsKeyIsInUse() async throws {
       try await withOpenBao { server in
-        let token = try server.createToken(ttl: "3s")
-        let unused = try server.createToken(ttl: "3s")
+        // Long enough that the key's first lookup, after a loaded machine's setup, still finds
+        // whole seconds left to renew in; `unused`, made after it, expires after it.
+        let token = try server.createToken(ttl: "8s")
+        let unused = try server.createToken(ttl: "8s")
         let configuration = server.configuration(authentication: .token(token), pollInterval: .milliseconds(200))
         try await withOpenBaoKeys(server, configuration: configuration) { _ in
           @Shared(.secret(service: "renewed", account: "a")) var counter: Int = 0
           #expect($counter.loadError == nil)
           // The poller's requests keep the token in use; the same token unused expires.
-          try await eventually("an unused token of the same time to live to expire", seconds: 30) {
+          try await eventually("an unused token of the same time to live to expire", seconds: 60) {
             try server.bao(["token", "lookup", unused]).status != 0
           }
           #expect(try server.bao(["token", "lookup", token]).status == 0, "the token in use was not renewed")

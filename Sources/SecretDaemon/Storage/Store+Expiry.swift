@@ -23,8 +23,9 @@ extension Store {
   /// with rewrites alone.
   func scheduleExpiry(of item: StoredItem, _ reference: ItemReference, previous: UInt64?) {
     guard let expiry = item.expiresAt, expiry != previous else { return }
-    if expiries.count > 2 * itemCount + 64 { rebuildExpiries() }
+    // Taken before a rebuild, which reads the item's new time from the item itself.
     let earliest = expiries.peek?.time
+    if expiries.count > 2 * itemCount + 64 { rebuildExpiries() }
     expiries.push(time: expiry, reference: reference)
     if earliest.map({ expiry < $0 }) ?? true { onNextExpiryChanged(expiry) }
   }
