@@ -28,7 +28,7 @@ let package = Package(
     // Libraries.
     .target(
       name: "SecretClient",
-      dependencies: ["CGio", "CLibSecret", "GLibBridge", "SecretMemory", "SystemCalls", "TransferCrypto"],
+      dependencies: ["CLibSecret", "GLibBridge", "SecretMemory", "SystemCalls", "TransferCrypto"],
       swiftSettings: swiftSettings),
     // The transfer algorithm both ends of a Secret Service session run (DH, HKDF, AES), over libgcrypt.
     .target(name: "TransferCrypto", dependencies: ["CGcrypt", "SecretMemory"], swiftSettings: swiftSettings),

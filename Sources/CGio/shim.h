@@ -1,5 +1,5 @@
-// GLib and GIO as secretd uses them: the bus, GVariant, the main loop. secretd links these
-// alone; libsecret is the client's (CLibSecret).
+// GLib and GIO as GLibBridge and secretd use them: the bus, GVariant, the main loop. secretd
+// links these alone; the client adds libsecret (CLibSecret).
 #ifndef CGIO_SHIM_H
 #define CGIO_SHIM_H
 

@@ -138,6 +138,12 @@ extension SecretBytes: RandomAccessCollection {
     precondition(position >= 0 && position < count, "index out of range")
     return block[position]
   }
+
+  /// The bytes in place: `Array(_:)`, `String(validating:as:)` and `append(contentsOf:)` copy
+  /// them in one pass instead of byte by byte through a temporary buffer nobody wipes.
+  public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+    try UnsafeRawBufferPointer(rebasing: block[..<count]).withMemoryRebound(to: UInt8.self, body)
+  }
 }
 
 extension SecretBytes: Equatable {

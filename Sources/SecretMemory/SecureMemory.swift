@@ -16,7 +16,7 @@ import SystemCalls
 /// rather hold its secret in unlocked memory than fail, so that is the default; secretd turns it
 /// off unless started with `--allow-unlocked-memory`, and reports the failure.
 package enum SecureMemory {
-  package static let slabSize = 64 * 1024
+  static let slabSize = 64 * 1024
   static let smallestClass = 32
 
   struct State: ~Copyable {

@@ -7,7 +7,9 @@ import Testing
 
 @Suite("secretctl setup without a user manager")
 struct SetupCommandTests {
-  /// A home of its own, no user manager and no bus: systemctl --user finds nothing.
+  /// A home of its own, no user manager and no bus (the address names a socket that does not
+  /// exist, so neither the user's session bus nor a private one is reached): systemctl --user
+  /// finds nothing.
   static func environment(_ home: URL) -> [String: String] {
     [
       "HOME": home.path, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "LANG": "C.UTF-8",

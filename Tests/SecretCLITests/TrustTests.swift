@@ -11,6 +11,7 @@ struct TrustTests {
     let foreign = try ForeignProvider()
     _ = try foreign.runAsItsUser(
       "secret-tool", ["store", "--label=planted", "service", "planted", "account", "a"], input: Array("fake".utf8))
+    // secretctl's bus: the private bus the harness started for the foreign provider.
     let environment = ["DBUS_SESSION_BUS_ADDRESS": foreign.bus.address, "PATH": "/usr/bin:/bin", "HOME": "/tmp"]
     func run(_ arguments: [String], input: String? = nil) throws -> ProcessOutput {
       try runProcess(
@@ -38,6 +39,7 @@ struct TrustTests {
     defer { bus.stop() }
     let provider = try PlainOnlyProvider(bus: bus)
     defer { provider.stop() }
+    // secretctl's bus: the private bus this test started.
     let environment = ["DBUS_SESSION_BUS_ADDRESS": bus.address, "PATH": "/usr/bin:/bin", "HOME": "/tmp"]
     func run(_ arguments: [String], input: String? = nil) throws -> ProcessOutput {
       try runProcess(

@@ -32,6 +32,15 @@ struct SecretBytesTests {
     #expect(SecretValue("same") != SecretValue(bytes: Array("same".utf8)), "the content types differ")
   }
 
+  @Test("copies out of secret bytes read their locked storage in place, not byte by byte through a buffer")
+  func copiesReadTheStorageInPlace() {
+    let secret = SecretBytes("in-place")
+    let storage = secret.withUnsafeBytes { $0.baseAddress }
+    #expect(secret.withContiguousStorageIfAvailable { UnsafeRawPointer($0.baseAddress) } == storage)
+    #expect(Array(secret) == Array("in-place".utf8))
+    #expect(String(validating: secret, as: UTF8.self) == "in-place")
+  }
+
   @Test("neither a description, a debug description nor a dump shows the bytes")
   func noTextShowsTheBytes() {
     let secret = "never-printed-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)

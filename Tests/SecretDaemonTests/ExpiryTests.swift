@@ -95,7 +95,8 @@ struct ExpiryTests {
     let soon = clock.now() + 10
     try store.setAttributes(
       ItemReference(collection: "session", item: item.item), ["k": "v", "expires-at": String(soon)])
-    #expect(store.pendingExpiries < 3)
+    // Rebuilt from the one item, which holds its new time once.
+    #expect(store.pendingExpiries == 1)
     #expect(armed.last == soon)
   }
 

@@ -38,6 +38,7 @@ struct SignalTests {
     .needsRoot("running a client as another user needs root"))
   func refusedUserHearsNothing() async throws {
     let daemon = try StandaloneSecretd()
+    // The client's bus: the private bus the harness started for this secretd.
     let environment = [
       "DBUS_SESSION_BUS_ADDRESS": daemon.bus.address, "PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
     ]

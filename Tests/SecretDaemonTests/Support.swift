@@ -114,13 +114,9 @@ func sent(_ bytes: [UInt8]) -> SecretSource {
 
 func sent(_ text: String) -> SecretSource { sent(Array(text.utf8)) }
 
-/// `bytes`, or the UTF-8 of `text`, in locked memory, as the daemon keeps keys.
+/// `bytes` in locked memory, as the daemon keeps keys.
 func secretBytes(_ bytes: [UInt8]) throws -> SecretBytes {
   try #require(bytes.withUnsafeBytes { SecretBytes(lockedCopying: $0) })
-}
-
-func secretBytes(_ text: String) throws -> SecretBytes {
-  try secretBytes(Array(text.utf8))
 }
 
 /// A random lowercase token, unique enough to search memory for.

@@ -1,6 +1,5 @@
 // Process-level hardening: no core dumps, no ptrace by peers, freed heap memory wiped.
-// prctl through CLibSecret's shim (it is variadic); the rest through SystemCalls.
-import CGio
+// prctl through CSystemCalls (it is variadic); the rest through SystemCalls.
 import CSystemCalls
 import SystemCalls
 

@@ -25,8 +25,11 @@ extension Store {
     guard let expiry = item.expiresAt, expiry != previous else { return }
     // Taken before a rebuild, which reads the item's new time from the item itself.
     let earliest = expiries.peek?.time
-    if expiries.count > 2 * itemCount + 64 { rebuildExpiries() }
-    expiries.push(time: expiry, reference: reference)
+    if expiries.count > 2 * itemCount + 64 {
+      rebuildExpiries()
+    } else {
+      expiries.push(time: expiry, reference: reference)
+    }
     if earliest.map({ expiry < $0 }) ?? true { onNextExpiryChanged(expiry) }
   }
 
