@@ -89,6 +89,30 @@ struct DebianPackageTests {
     }
   }
 
+  @Test("make deb packages on a machine where git has no identity, and names the project as maintainer")
+  func packagingNeedsNoGitIdentity() throws {
+    let scratch = FileManager.default.temporaryDirectory.appending(path: "deb-identity-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    var environment = environmentWithoutBus
+    environment["HOME"] = scratch.path
+    environment["GIT_CONFIG_NOSYSTEM"] = "1"
+    environment["GIT_CONFIG_GLOBAL"] = "/dev/null"
+    environment["DEB_MAINTAINER"] = nil
+    let noIdentity = try runProcess(
+      "git", ["-C", packageRoot.path, "config", "user.name"], environment: environment, in: scratch)
+    #expect(noIdentity.status != 0, "git still has an identity here, so this test would prove nothing")
+    let packaged = try runProcess(
+      packageRoot.appending(path: "scripts/package-deb").path,
+      [packageRoot.appending(path: ".build/release").path, scratch.appending(path: "deb").path],
+      environment: environment, in: scratch)
+    try #require(packaged.status == 0, "\(packaged.stdoutText)\(packaged.stderrText)")
+    let names = try FileManager.default.contentsOfDirectory(atPath: scratch.appending(path: "deb").path)
+    let deb = try #require(names.first { $0.hasPrefix("swift-secrets_") && $0.hasSuffix(".deb") }, "\(names)")
+    let maintainer = try Self.field("Maintainer", of: scratch.appending(path: "deb/\(deb)"))
+    #expect(maintainer.hasPrefix("swift-secrets maintainers <"), "\(maintainer)")
+  }
+
   @Test(
     "on a fresh Debian 12 machine the packages install, man pages and completions work, and the README's first steps reach secretd after secretctl setup",
     .needsRoot("installing a package in a booted container needs root"))
