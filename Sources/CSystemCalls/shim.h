@@ -98,6 +98,25 @@ static inline int secretd_peer_credentials(int socket, int *pid, unsigned int *u
   return 0;
 }
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+/// getsockopt(2) SO_PEERPIDFD (Linux 6.5): a pidfd of the process that connected, which no
+/// later process can take the place of. The descriptor or -1 and errno.
+static inline int secretd_peer_pidfd(int socket) {
+  int pidfd = -1;
+  socklen_t length = sizeof pidfd;
+  if (getsockopt(socket, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &length) != 0) return -1;
+  return pidfd;
+}
+
+/// pidfd_open(2) (Linux 5.3). The descriptor (close-on-exec) or -1 and errno.
+static inline int secretd_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
 // prctl is variadic: make the process non-dumpable (no core, no ptrace by peers).
 static inline int secretd_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 static inline int secretd_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }

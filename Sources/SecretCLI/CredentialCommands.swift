@@ -13,6 +13,11 @@ enum CredentialCommands {
     "unit", value: "UNIT",
     help: "For this unit only (a full unit name, such as app.service); without it, for every unit that asks.")
 
+  /// The largest credential secretd hands a unit: it copies one into the locked memory it keeps
+  /// beside the store (about 600 KiB at the default 8 MiB RLIMIT_MEMLOCK), which the requests
+  /// it answers at once share. systemd's own bound is 1 MiB.
+  static let largestServed = 64 << 10
+
   static let contract = """
     A unit loads credential ID with `LoadCredential=ID:%t/secretd/credentials` (see
     `secretctl credential drop-in`) and reads it from $CREDENTIALS_DIRECTORY/ID. secretd gives
@@ -26,7 +31,8 @@ enum CredentialCommands {
       \(contract)
       The secret is read as `set` reads it: every byte of piped stdin (--trim drops one
       trailing newline), or asked for twice on a terminal; empty input stores nothing unless
-      --allow-empty. It replaces the credential stored for the same ID and unit only.
+      --allow-empty. At most \(largestServed >> 10) KiB, which secretd can hand a unit. It replaces the
+      credential stored for the same ID and unit only.
       Exit status: 0 stored, 2 usage error (or nothing on stdin), 3 Secret Service error.
       """,
     arguments: [id],
@@ -34,6 +40,11 @@ enum CredentialCommands {
   ) { arguments, console throws(CLIError) in
     let (id, unit) = try credential(arguments)
     let secret = try ItemCommands.readSecret(arguments, console: console, for: describe(id, unit))
+    guard secret.count <= largestServed else {
+      throw .usage(
+        "a credential of \(secret.count) bytes is more than secretd hands a unit (at most \(largestServed), "
+          + "copied into its locked memory); nothing was stored")
+    }
     let client = console.client()
     try service(client) { () throws(SecretError) in
       try client.write(

@@ -203,12 +203,9 @@ extension ItemCommands {
       var members: [(String, JSON)] = [
         ("service", .string(service)), ("account", .string(account)), ("contentType", .string(value.contentType)),
       ]
-      if let text = value.text {
-        members.append(("secret", .string(text)))
-      } else {
-        members.append(("secretBase64", .string(base64(value.bytes))))
-      }
-      console.print(JSON.object(members).rendered)
+      members.append(value.isText ? ("secret", .secretText(value.bytes)) : ("secretBase64", .secretBase64(value.bytes)))
+      let rendered = JSON.object(members).renderedBytes
+      guard rendered.withUnsafeBytes({ console.write($0) }) else { throw .service("cannot write the secret to stdout") }
     } else {
       try console.writeSecret(value.bytes)
     }

@@ -38,7 +38,7 @@ enum SearchCommand {
     items.sort { ($0.label, $0.path) < ($1.label, $1.path) }
     let now = WallClock.seconds
     if arguments.flag("json") {
-      console.print(JSON.array(items.map { json($0, showSecrets: showSecrets) }).rendered)
+      JSON.array(items.map { json($0, showSecrets: showSecrets) }).renderedBytes.withUnsafeBytes { console.write($0) }
     } else {
       console.print(items.map { text($0, showSecrets: showSecrets, now: now) }.joined(separator: "\n"))
       if items.isEmpty, console.outputIsTerminal {
@@ -79,10 +79,10 @@ enum SearchCommand {
     }
     members.append(("attributes", .attributes(item.attributes)))
     if showSecrets {
-      if let secret = item.secret, let text = secret.text {
-        members.append(("secret", .string(text)))
+      if let secret = item.secret, secret.isText {
+        members.append(("secret", .secretText(secret.bytes)))
       } else if let secret = item.secret {
-        members.append(("secretBase64", .string(base64(secret.bytes))))
+        members.append(("secretBase64", .secretBase64(secret.bytes)))
       } else {
         members.append(("secret", .null))
       }

@@ -8,9 +8,16 @@ import SystemCalls
 
 /// Standard base64 with padding (RFC 4648 §4), as `Data.base64EncodedString()` writes it.
 func base64<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) -> String where Bytes.Index == Int {
-  let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
   var encoded: [UInt8] = []
   encoded.reserveCapacity((bytes.count + 2) / 3 * 4)
+  base64(bytes) { encoded.append($0) }
+  return String(decoding: encoded, as: UTF8.self)
+}
+
+/// The base64 of `bytes`, handed to `emit` a character at a time (so that a secret's goes
+/// where the caller keeps secrets).
+func base64<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, emit: (UInt8) -> Void) where Bytes.Index == Int {
+  let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
   var index = 0
   while index < bytes.count {
     let count = min(3, bytes.count - index)
@@ -19,11 +26,10 @@ func base64<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) -> String wher
     if count > 1 { group |= UInt32(bytes[first + 1]) << 8 }
     if count > 2 { group |= UInt32(bytes[first + 2]) }
     for position in 0..<4 {
-      encoded.append(position <= count ? alphabet[Int(group >> (18 - 6 * position)) & 0x3f] : UInt8(ascii: "="))
+      emit(position <= count ? alphabet.utf8Start[Int(group >> (18 - 6 * position)) & 0x3f] : UInt8(ascii: "="))
     }
     index += 3
   }
-  return String(decoding: encoded, as: UTF8.self)
 }
 
 /// `2026-11-30T01:34:44Z`: UTC, whole seconds, as `Date.formatted(.iso8601)` writes it.

@@ -33,6 +33,7 @@ package struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConverti
   package static let ioError = Errno(code: EIO)
   package static let badDescriptor = Errno(code: EBADF)
   package static let wouldBlock = Errno(code: EAGAIN)
+  package static let timedOut = Errno(code: ETIMEDOUT)
   package static let noMemory = Errno(code: ENOMEM)
   package static let permissionDenied = Errno(code: EACCES)
   package static let exists = Errno(code: EEXIST)

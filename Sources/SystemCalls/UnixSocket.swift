@@ -91,10 +91,27 @@ package struct UnixSocket: Sendable {
     return PeerCredentials(process: ProcessID(rawValue: pid), user: UserID(rawValue: uid))
   }
 
-  /// Gives up a send that waits longer than `seconds` (a peer that does not read).
-  /// Wraps setsockopt(2) with SO_SNDTIMEO.
-  package func limitSendTime(seconds: Int) {
-    var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+  /// Sends every byte of `bytes`, unless `deadline` passes first (a peer that does not read).
+  /// Wraps setsockopt(2) with SO_SNDTIMEO and send(2) with MSG_NOSIGNAL.
+  package func send(_ bytes: UnsafeRawBufferPointer, before deadline: ContinuousClock.Instant) throws(Errno) {
+    guard let base = bytes.baseAddress else { return }
+    var sent = 0
+    while sent < bytes.count {
+      let left = deadline - .now
+      guard left > .zero else { throw .timedOut }
+      limitSendTime(left)
+      let count = Glibc.send(descriptor.rawValue, base + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+      if count >= 0 {
+        sent += count
+      } else if errno != EINTR && errno != EAGAIN {
+        throw .current
+      }
+    }
+  }
+
+  private func limitSendTime(_ duration: Duration) {
+    let (seconds, attoseconds) = duration.components
+    var timeout = timeval(tv_sec: Int(seconds), tv_usec: max(1, Int(attoseconds / 1_000_000_000_000)))
     _ = setsockopt(descriptor.rawValue, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
   }
 }

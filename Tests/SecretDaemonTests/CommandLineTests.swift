@@ -36,6 +36,12 @@ struct CommandLineTests {
     }
   }
 
+  @Test("control characters in a logged message are escaped, so every message stays one line")
+  func controlCharactersAreEscapedInLogLines() {
+    #expect(Log.escaped("a\nb\u{0}c\r\u{1b}[2J\u{85}d\u{2028}") == "a\\u{a}b\\u{0}c\\u{d}\\u{1b}[2J\\u{85}d\\u{2028}")
+    #expect(Log.escaped("plain ünïcode, no controls") == "plain ünïcode, no controls")
+  }
+
   @Test("the log has one line per lifecycle event and never a secret, whatever the calls carried")
   func logNeverHoldsASecret() throws {
     let daemon = try StandaloneSecretd(["--max-secret-size", "64"])

@@ -15,11 +15,19 @@ final class KeptSecretd: Sendable {
   let busName: String
   let arena: Int32
   let arguments: [String]
+  /// More descriptors the service manager hands back beside the arena, by name.
+  let alsoHanded: [(name: String, descriptor: Int32)]
+  /// What runs secretd (`prlimit …`), before its path.
+  let launcher: [String]
   let log: URL
   private let process = Mutex<ChildProcess?>(nil)
 
-  init(on instance: ProviderInstance, busName: String, arena: Int32, arguments: [String] = []) {
+  init(
+    on instance: ProviderInstance, busName: String, arena: Int32, arguments: [String] = [],
+    alsoHanded: [(name: String, descriptor: Int32)] = [], launcher: [String] = []
+  ) {
     (self.instance, self.busName, self.arena, self.arguments) = (instance, busName, arena, arguments)
+    (self.alsoHanded, self.launcher) = (alsoHanded, launcher)
     log = instance.bus.directory.appending(path: "\(busName).log")
   }
 
@@ -35,17 +43,18 @@ final class KeptSecretd: Sendable {
     let null = open("/dev/null", O_RDWR | O_CLOEXEC)
     defer { [file, null].forEach { close($0) } }
     var environment = instance.environment
-    (environment["LISTEN_FDS"], environment["LISTEN_FDNAMES"]) = ("1", StoreKeeper.storeName)
+    (environment["LISTEN_FDS"], environment["LISTEN_FDNAMES"]) = (
+      "\(1 + alsoHanded.count)", ([StoreKeeper.storeName] + alsoHanded.map(\.name)).joined(separator: ":")
+    )
     environment["NOTIFY_SOCKET"] = notifySocket.withLock { $0 }
     // LISTEN_PID names the process that execs secretd, as systemd sets it after fork.
     let child = try ChildProcess(
       try resolveExecutable("sh"),
       [
-        "-c", "LISTEN_PID=$$ exec \"$0\" \"$@\"", secretdPath(), "--address", instance.busAddress, "--bus-name",
-        busName,
-      ]
-        + arguments,
-      environment: environment, stdin: null, stdout: null, stderr: file, inheriting: [arena])
+        "-c", "LISTEN_PID=$$ exec \"$0\" \"$@\"",
+      ] + launcher + [secretdPath(), "--address", instance.busAddress, "--bus-name", busName] + arguments,
+      environment: environment, stdin: null, stdout: null, stderr: file,
+      inheriting: [arena] + alsoHanded.map(\.descriptor))
     process.withLock { $0 = child }
     let wait = try runProcess(
       "gdbus", ["wait", "--address", instance.busAddress, "--timeout", "20", busName], input: nil,
@@ -140,7 +149,7 @@ struct SurvivalTests {
         try #require(ContinuousClock.now < deadline, "\(instant) instants, \(log.acknowledgedCount) changes")
         let before = log.histories
         let copy = try Self.copy(arena.arena, whileStopped: secretd.pid)
-        let (_, contents) = try Arena.open(copy)
+        let (_, contents) = try Arena.open(copy, isValidName: Store.isValidName)
         var held: [[String: String]: [UInt8]] = [:]
         for (found, secretOffset) in contents.items {
           let start = copy.base + found.offset + ArenaLayout.blockHeaderSize + secretOffset
@@ -192,7 +201,10 @@ struct SurvivalTests {
         secretd.logText.contains("is not served: at byte \(item.block): its checksum does not match"),
         "\(secretd.logText)")
       #expect(secretd.logText.contains("kept as 'rejected'"), "\(secretd.logText)")
-      let handed = ["FDSTOREREMOVE=1\nFDNAME=store", "FDSTORE=1\nFDNAME=rejected", "FDSTORE=1\nFDNAME=store"]
+      let handed = [
+        "FDSTORE=1\nFDNAME=opening", "FDSTOREREMOVE=1\nFDNAME=opening", "FDSTOREREMOVE=1\nFDNAME=store",
+        "FDSTORE=1\nFDNAME=rejected", "FDSTORE=1\nFDNAME=store",
+      ]
       try await eventually("secretd to tell the service manager") { manager.received.count >= handed.count }
       #expect(manager.received == handed)
       #expect(Array(UnsafeRawBufferPointer(start: arena.arena.memory.base, count: arena.arena.size)) == before)
@@ -211,6 +223,66 @@ struct SurvivalTests {
       #expect(try rejected().isEmpty)
       try await eventually("secretd to tell the service manager to let it go") { manager.received.count > handed.count }
       #expect(manager.received.last == "FDSTOREREMOVE=1\nFDNAME=rejected")
+    }
+  }
+
+  @Test(
+    "a store an earlier secretd died opening is set aside as 'rejected' without being opened again, and the marker goes"
+  )
+  func aStoreAStartDiedOpeningIsNotOpenedAgain() async throws {
+    try await withProvider(.secretd) { instance in
+      let arena = try Self.keptArena()
+      _ = try arena.createItem(
+        in: "session", label: "kept", attributes: ["kept": "yes"], contentType: "text/plain", secret: sent("kept"),
+        replace: false)
+      let marker = open("/dev/null", O_RDONLY | O_CLOEXEC)
+      defer { close(marker) }
+      let manager = try NotifySocket(in: instance.bus.directory)
+      let secretd = KeptSecretd(
+        on: instance, busName: "org.example.died", arena: arena.arena.memory.file.rawValue,
+        alsoHanded: [(StoreKeeper.openingName, marker)])
+      secretd.notifySocket.withLock { $0 = manager.path }
+      try secretd.start()
+      defer { secretd.stop() }
+      #expect(secretd.logText.contains("an earlier secretd died while opening it"), "\(secretd.logText)")
+      try await eventually("secretd to tell the service manager") { manager.received.count >= 4 }
+      #expect(
+        manager.received == [
+          "FDSTOREREMOVE=1\nFDNAME=opening", "FDSTOREREMOVE=1\nFDNAME=store", "FDSTORE=1\nFDNAME=rejected",
+          "FDSTORE=1\nFDNAME=store",
+        ])
+      let client = try RawClient(address: instance.busAddress, destination: secretd.busName)
+      #expect(try client.search(["kept": "yes"]).isEmpty)
+    }
+  }
+
+  @Test(
+    "a store that cannot be mapped at one start (locked memory too low) stays kept as it is, and the next start serves it"
+  )
+  func aStoreThatCannotBeMappedNowIsServedNextTime() async throws {
+    try await withProvider(.secretd) { instance in
+      let arena = try Self.keptArena(maxMemory: 8 << 20)
+      _ = try arena.createItem(
+        in: "session", label: "kept", attributes: ["kept": "yes"], contentType: "text/plain", secret: sent("kept"),
+        replace: false)
+      let manager = try NotifySocket(in: instance.bus.directory)
+      // Root locks memory past any limit (CAP_IPC_LOCK): that capability goes first.
+      let uncapped = getuid() == 0 ? ["setpriv", "--bounding-set=-ipc_lock"] : []
+      let starved = KeptSecretd(
+        on: instance, busName: "org.example.starved", arena: arena.arena.memory.file.rawValue,
+        arguments: ["--max-memory", "256K"], launcher: uncapped + ["prlimit", "--memlock=\(4 << 20):\(4 << 20)"])
+      starved.notifySocket.withLock { $0 = manager.path }
+      try starved.start()
+      #expect(starved.logText.contains("stays kept for the next start"), "\(starved.logText)")
+      let client = try RawClient(address: instance.busAddress, destination: starved.busName)
+      #expect(try client.search(["kept": "yes"]).isEmpty)
+      starved.stop()
+      #expect(manager.received.allSatisfy { $0.hasSuffix("FDNAME=opening") }, "\(manager.received)")
+      let again = KeptSecretd(on: instance, busName: "org.example.again", arena: arena.arena.memory.file.rawValue)
+      try again.start()
+      defer { again.stop() }
+      let served = try RawClient(address: instance.busAddress, destination: again.busName)
+      #expect(try served.search(["kept": "yes"]).count == 1)
     }
   }
 

@@ -1,9 +1,11 @@
 // systemd credentials from secretd: a unit with `LoadCredential=ID:%t/secretd/credentials` makes
 // the service manager connect here when it starts the unit, from an abstract address naming the
 // unit and the credential (`\0RANDOM/unit/UNIT/ID`). secretd checks that the peer runs as its own
-// user and, where /proc tells, belongs to that unit, writes the secret and closes; with nothing
-// to give it closes at once, which fails the unit's start, and says why in one line. The socket
-// is served on a thread of its own: no request ever waits on, or holds up, the bus.
+// user and in that unit (UnitCheck), writes the secret and closes; with nothing to give it
+// closes at once (the unit then reads an empty credential, which the ExecStartPre= of
+// `secretctl credential drop-in` refuses) and says why in one line. Requests are answered on
+// threads of their own, each within a deadline: none waits on, or holds up, the bus or another
+// unit's request.
 package import SystemCalls
 
 /// Serves credential requests on one listening socket.
@@ -12,8 +14,10 @@ package final class CredentialServer: Sendable {
   static let socketName = "credentials"
   /// Where the socket is, under the user's runtime directory.
   package static let relativePath = "secretd/credentials"
-  /// A peer that does not read its credential within this many seconds is given up.
-  static let sendTimeout = 2
+  /// A peer that has not read its credential by then is given up.
+  static let deadline = Duration.seconds(1)
+  /// Requests answered at once; a request beyond them waits for one to end.
+  static let concurrentRequests = 32
 
   let socket: UnixSocket
   /// Where the socket is (the unit's LoadCredential= path).
@@ -49,19 +53,28 @@ package final class CredentialServer: Sendable {
     }
   }
 
-  /// Serves requests, one at a time, on a thread of its own, until the process ends.
+  /// Accepts requests on a thread of its own, until the process ends, and answers each on
+  /// another.
   package func start() {
+    let slots = NativeSemaphore(value: UInt32(Self.concurrentRequests))
     NativeThread.detach(name: "secretd-credentials") { [self] in
       while true {
-        guard let connection = try? socket.accept() else { continue }
-        answer(connection)
-        connection.descriptor.close()
+        slots.wait()
+        guard let connection = try? socket.accept() else {
+          slots.signal()
+          continue
+        }
+        NativeThread.detach(name: "secretd-credential") { [self] in
+          answer(connection, before: .now + Self.deadline)
+          connection.descriptor.close()
+          slots.signal()
+        }
       }
     }
   }
 
   /// Answers one request: the secret, or nothing (the unit's start then fails), and one log line.
-  private func answer(_ connection: UnixSocket) {
+  private func answer(_ connection: UnixSocket, before deadline: ContinuousClock.Instant) {
     guard let request = CredentialRequest(address: (try? connection.peerAddress()) ?? []) else {
       Log.warning("a connection to \(path) named no unit and credential: closed without an answer")
       return
@@ -71,15 +84,14 @@ package final class CredentialServer: Sendable {
       Log.warning("\(request): the request does not come from uid \(served): refused")
       return
     }
-    if let cgroup = ProcessCgroup(of: peer.process), !cgroup.belongs(to: request.unit) {
-      Log.warning("\(request): pid \(peer.process) is not in \(request.unit) (\(cgroup.path)): refused")
+    if let refusal = UnitCheck.refusal(of: peer.process, at: connection, for: request.unit) {
+      Log.warning("\(request): pid \(peer.process) is not shown to run in \(request.unit): \(refusal): refused")
       return
     }
     switch daemon.storeLock.reading({ daemon.store.credential(request.id, for: request.unit) }) {
     case .found(let secret):
-      connection.limitSendTime(seconds: Self.sendTimeout)
       let sent = secret.withUnsafeBytes { bytes in
-        Result { () throws(Errno) in try connection.descriptor.writeAll(bytes) }
+        Result { () throws(Errno) in try connection.send(bytes, before: deadline) }
       }
       switch sent {
       case .success: Log.info("\(request): given (\(secret.count) bytes)")
@@ -128,22 +140,4 @@ struct CredentialRequest: CustomStringConvertible {
   }
 
   var description: String { "credential \(id) for \(unit)" }
-}
-
-/// The control group a process belongs to (cgroup v2), as /proc says.
-struct ProcessCgroup {
-  let path: String
-
-  /// nil when /proc does not tell: the process is gone, /proc hides it, or it is in the root
-  /// group (no service manager sorts processes into units there).
-  init?(of process: ProcessID) {
-    guard let bytes = try? Files.read("/proc/\(process)/cgroup"),
-      let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first(where: { $0.hasPrefix("0::") }),
-      line != "0::/"
-    else { return nil }
-    path = String(line.dropFirst(3))
-  }
-
-  /// Whether the process is in `unit` (or a cgroup below it).
-  func belongs(to unit: String) -> Bool { path.split(separator: "/").contains { $0 == unit } }
 }

@@ -28,23 +28,34 @@ package final class BusConnection: @unchecked Sendable {
   private var filters: [UInt32] = []
   private var closedHandler: gulong = 0
 
-  /// Connects to the bus at `address`, or to the session bus when nil.
-  /// Wraps g_dbus_connection_new_for_address_sync and g_bus_get_sync.
+  /// Connects to the bus at `address`, or to the session bus when nil, with no file descriptor
+  /// passing (see BusAuthentication). Wraps g_dbus_address_get_stream_sync and
+  /// g_dbus_connection_new_sync.
   package init(address: String?) throws(GLibError) {
     var error: UnsafeMutablePointer<GError>?
-    let connection: OpaquePointer?
-    if let address {
-      let flags = GDBusConnectionFlags(
-        G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION.rawValue
-      )
-      connection = g_dbus_connection_new_for_address_sync(address, flags, nil, nil, &error)
-    } else {
-      connection = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error)
+    let address = if let address { address } else { try Self.sessionBusAddress() }
+    guard let stream = g_dbus_address_get_stream_sync(address, nil, nil, &error) else {
+      throw GLibError(consuming: error, operation: "connecting to the bus")
     }
-    guard let connection else { throw GLibError(consuming: error, operation: "connecting to the bus") }
+    defer { g_object_unref(UnsafeMutableRawPointer(stream)) }
+    try BusAuthentication.authenticate(stream)
+    let flags = G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION
+    guard let connection = g_dbus_connection_new_sync(stream, nil, flags, nil, nil, &error) else {
+      throw GLibError(consuming: error, operation: "connecting to the bus")
+    }
     raw = connection
     // Losing the bus is an error the daemon reports itself (see `onClosed`), not a SIGTERM.
     g_dbus_connection_set_exit_on_close(raw, 0)
+  }
+
+  /// The session bus's address, as libdbus and GDBus find it. Wraps g_dbus_address_get_for_bus_sync.
+  private static func sessionBusAddress() throws(GLibError) -> String {
+    var error: UnsafeMutablePointer<GError>?
+    guard let address = g_dbus_address_get_for_bus_sync(G_BUS_TYPE_SESSION, nil, &error) else {
+      throw GLibError(consuming: error, operation: "finding the session bus")
+    }
+    defer { g_free(address) }
+    return String(cString: address)
   }
 
   deinit {

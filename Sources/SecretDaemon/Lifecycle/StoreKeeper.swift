@@ -2,7 +2,9 @@
 // (systemd's file descriptor store) is opened and served again; a new one is made when there is
 // none; either is handed to the service manager, so that a crash, an OOM kill or a restart onto
 // a new binary loses nothing. An arena that does not check out is never served and never
-// dropped: it is kept, under another name, until the user discards it.
+// dropped: it is kept, under another name, until the user discards it. One that could not be
+// mapped for want of resources stays kept as it is, for the next start to try again; one that an
+// earlier secretd died opening is set aside without being opened again.
 package import SystemCalls
 
 /// The store secretd serves, the arena under it, and what became of any arena it was handed.
@@ -10,6 +12,9 @@ package final class StoreKeeper {
   /// The name the service manager keeps the arena under, and the one for arenas refused.
   static let storeName = "store"
   static let rejectedName = "rejected"
+  /// Held by the service manager while secretd opens the store it kept: found at a start, it
+  /// says the last start died opening it.
+  static let openingName = "opening"
 
   let store: Store
   /// Why an arena the service manager handed back was refused, one line each.
@@ -20,6 +25,9 @@ package final class StoreKeeper {
   package let report: [String]
   /// Whether the service manager took the store: a crash or a restart then loses nothing.
   package private(set) var isKept = false
+  /// Why the store the service manager keeps is not served now though it stays kept, when it
+  /// could not be mapped (resources): this process's store is then not handed over.
+  private var keptForNextStart: String?
 
   /// Opens the arena named `store` among `inherited` descriptors, or makes a new one, and the
   /// store in it. Throws when no arena can be had at all (memory cannot be mapped or locked).
@@ -36,11 +44,23 @@ package final class StoreKeeper {
     rejections = rejected.map { _ in "refused by an earlier secretd (see its log)" }
     var report: [String] = []
     var recovered: Store?
+    let diedOpening = inherited.contains { $0.name == Self.openingName }
+    if diedOpening { Self.unmarkOpening() }
+    for marker in inherited where marker.name == Self.openingName { marker.descriptor.close() }
     if let handed = inherited.first(where: { $0.name == Self.storeName })?.descriptor {
-      switch Self.recover(handed, configuration: configuration, clock: clock) {
+      let outcome =
+        diedOpening
+        ? .failure(Refusal("an earlier secretd died while opening it"))
+        : Self.recoverMarked(handed, configuration: configuration, clock: clock)
+      switch outcome {
       case .success(let store):
         recovered = store
         report.append(Self.describeRecovery(store))
+      case .failure(let reason) where reason.isTransient:
+        keptForNextStart = reason.description
+        report.append(
+          "the store the service manager kept is not served now: \(reason); it stays kept for the next start, "
+            + "and this start serves an empty store that a crash or restart loses")
       case .failure(let reason):
         rejections.append(reason.description)
         rejected.append(handed)
@@ -83,7 +103,7 @@ package final class StoreKeeper {
   /// secretd. Returns whether it was taken.
   @discardableResult
   package func handToServiceManager() -> Bool {
-    guard ServiceManager.isListening else { return false }
+    guard ServiceManager.isListening, keptForNextStart == nil else { return false }
     do throws(Errno) {
       try ServiceManager.notify("FDSTORE=1\nFDNAME=\(Self.storeName)", descriptors: [store.arena.memory.file])
       isKept = true
@@ -105,6 +125,30 @@ package final class StoreKeeper {
 
   // MARK: Opening
 
+  /// `recover`, with the service manager holding a marker meanwhile: if this process dies in
+  /// there (a crafted or damaged arena no check foresaw), the next start does not try again.
+  private static func recoverMarked(
+    _ descriptor: FileDescriptor, configuration: Configuration, clock: any ExpiryClock
+  ) -> Result<Store, Refusal> {
+    let marked = markOpening()
+    defer { if marked { unmarkOpening() } }
+    return recover(descriptor, configuration: configuration, clock: clock)
+  }
+
+  /// Hands the service manager an empty memfd named `opening`; whether it could.
+  private static func markOpening() -> Bool {
+    guard ServiceManager.isListening, let marker = try? FileDescriptor.sealableMemory(name: "secretd-opening") else {
+      return false
+    }
+    defer { marker.close() }
+    return (try? ServiceManager.notify("FDSTORE=1\nFDNAME=\(openingName)", descriptors: [marker])) != nil
+  }
+
+  private static func unmarkOpening() {
+    guard ServiceManager.isListening else { return }
+    try? ServiceManager.notify("FDSTOREREMOVE=1\nFDNAME=\(openingName)")
+  }
+
   private static func recover(
     _ descriptor: FileDescriptor, configuration: Configuration, clock: any ExpiryClock
   ) -> Result<Store, Refusal> {
@@ -112,11 +156,14 @@ package final class StoreKeeper {
     do throws(ArenaMemoryError) {
       memory = try ArenaMemory.adopt(descriptor, allowUnlocked: configuration.allowUnlockedMemory)
     } catch {
-      guard case .cannotMap(let size, let reason) = error else { return .failure(Refusal("\(error)")) }
-      return .failure(Refusal("its \(size) bytes cannot be mapped and locked (\(reason))"))
+      switch error {
+      case .cannotMap(let size, let reason):
+        return .failure(Refusal("its \(size) bytes cannot be mapped and locked (\(reason))", isTransient: true))
+      case .unusable(let reason): return .failure(Refusal(reason))
+      }
     }
     do throws(ArenaError) {
-      let (arena, contents) = try Arena.open(memory)
+      let (arena, contents) = try Arena.open(memory, isValidName: Store.isValidName)
       // A kept arena cannot grow: a larger --max-memory takes effect once the store is new.
       var limits = configuration.limits
       limits.maxMemory = min(limits.maxMemory, Limits.budget(ofArenaSized: memory.size))
@@ -131,7 +178,11 @@ package final class StoreKeeper {
   /// Why an arena handed back is not served.
   private struct Refusal: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    /// Whether it is for want of resources, so another start may serve it.
+    var isTransient = false
+    init(_ description: String, isTransient: Bool = false) {
+      (self.description, self.isTransient) = (description, isTransient)
+    }
   }
 
   /// Renames a refused arena in the service manager's store. Between the two messages only this
@@ -163,6 +214,7 @@ package struct StoreKeeperError: Error, CustomStringConvertible {
 
   static func noMemory(_ error: ArenaMemoryError) -> StoreKeeperError {
     switch error {
+    case .unusable(let reason): return StoreKeeperError(description: "no store: \(reason)")
     case .cannotMap(let size, let reason):
       let limit = ResourceLimits.lockedMemory.map(Size.text) ?? "unlimited"
       return StoreKeeperError(

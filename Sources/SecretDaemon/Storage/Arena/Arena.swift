@@ -68,8 +68,7 @@ final class Arena {
     header.storeBytes(of: now.littleEndian, toByteOffset: ArenaLayout.HeaderField.created, as: UInt64.self)
     header.storeBytes(
       of: Self.headerChecksum(header).littleEndian, toByteOffset: ArenaLayout.HeaderField.checksum, as: UInt64.self)
-    nextItemNumber = 1
-    nextCollectionID = 1
+    writeCounters()
     setWord(at: ArenaLayout.headerSize, .free, .none, size: capacity)
     space.insert(ArenaLayout.headerSize, size: capacity)
   }
@@ -77,14 +76,22 @@ final class Arena {
   /// Opens an arena left by an earlier process: checks its header and every record before
   /// anything is changed, then wipes what was being written, frees replaced copies and orphans.
   /// Throws, changing nothing, when anything does not check out.
-  static func open(_ memory: ArenaMemory) throws(ArenaError) -> (Arena, ArenaContents) {
+  /// An arena of layout 1 is converted once it checks out: its words first (each a whole
+  /// store, read either way until the header says layout 2), then the counters, then the header.
+  /// Collection and alias names must pass `isValidName`.
+  static func open(_ memory: ArenaMemory, isValidName: (String) -> Bool) throws(ArenaError) -> (Arena, ArenaContents) {
     let arena = Arena(unchecked: memory)
-    try arena.checkHeader()
-    var scan = try ArenaScan(arena)
-    let contents = try scan.resolve()
+    let legacy = try arena.checkHeader()
+    let counters = try arena.readCounters(legacy: legacy)
+    var scan = try ArenaScan(arena, legacy: legacy)
+    let contents = try scan.resolve(isValidName: isValidName)
+    if legacy {
+      for (offset, word) in scan.blocks { arena.setWord(at: offset, word.state, word.kind, size: word.size) }
+    }
     arena.nextSequence = scan.highestSequence + 1
-    arena.nextItemNumber = max(arena.nextItemNumber, (contents.items.map { $0.found.record.number }.max() ?? 0) + 1)
-    arena.nextCollectionID = max(arena.nextCollectionID, (contents.collections.map { $0.record.id }.max() ?? 0) + 1)
+    arena.nextItemNumber = max(counters.item, (contents.items.map { $0.found.record.number }.max() ?? 0) + 1)
+    arena.nextCollectionID = max(counters.collection, (contents.collections.map { $0.record.id }.max() ?? 0) + 1)
+    if legacy { arena.writeVersion() }
     arena.usedBytes = scan.committedBytes - scan.discarded.reduce(0) { $0 + arena.blockSize(at: $1) }
     for offset in scan.discarded { arena.discard(at: offset) }
     for offset in scan.dirty { arena.wipeAndFree(at: offset, size: arena.blockSize(at: offset)) }
@@ -97,15 +104,41 @@ final class Arena {
   // MARK: Header counters
 
   /// The next item number; numbers are never reused.
-  var nextItemNumber: UInt64 {
-    get { load(at: ArenaLayout.HeaderField.nextItemNumber) }
-    set { store(newValue, at: ArenaLayout.HeaderField.nextItemNumber) }
-  }
+  var nextItemNumber: UInt64 = 1 { didSet { writeCounters() } }
 
   /// The next collection id; ids are never reused.
-  var nextCollectionID: UInt64 {
-    get { load(at: ArenaLayout.HeaderField.nextCollectionID) }
-    set { store(newValue, at: ArenaLayout.HeaderField.nextCollectionID) }
+  var nextCollectionID: UInt64 = 1 { didSet { writeCounters() } }
+
+  /// Writes both copies of the counters, one after the other.
+  private func writeCounters() {
+    for slot in ArenaLayout.HeaderField.counterSlots {
+      store(nextItemNumber, at: slot)
+      store(nextCollectionID, at: slot + 8)
+      store(counterChecksum(at: slot), at: slot + 16)
+    }
+  }
+
+  /// The counters the header holds: of the copies whose checksum matches, the larger values
+  /// (a crash tears at most one copy); layout 1's unchecked ones, when `legacy`.
+  private func readCounters(legacy: Bool) throws(ArenaError) -> (item: UInt64, collection: UInt64) {
+    let counters: (item: UInt64, collection: UInt64)
+    if legacy {
+      counters = (
+        load(at: ArenaLayout.HeaderField.legacyNextItemNumber), load(at: ArenaLayout.HeaderField.legacyNextCollectionID)
+      )
+    } else {
+      let whole = ArenaLayout.HeaderField.counterSlots.filter { load(at: $0 + 16) == counterChecksum(at: $0) }
+      guard !whole.isEmpty else { throw .damaged(offset: 40, "neither copy of the header's counters checks out") }
+      counters = (whole.map { load(at: $0) }.max() ?? 0, whole.map { load(at: $0 + 8) }.max() ?? 0)
+    }
+    guard counters.item <= ArenaLayout.largestCounter, counters.collection <= ArenaLayout.largestCounter else {
+      throw .damaged(offset: 40, "counters out of range (\(counters.item), \(counters.collection))")
+    }
+    return counters
+  }
+
+  private func counterChecksum(at slot: Int) -> UInt64 {
+    ArenaLayout.checksum(UnsafeRawBufferPointer(start: memory.base + slot, count: 16), seed: UInt64(slot))
   }
 
   // MARK: Records
@@ -163,7 +196,7 @@ final class Arena {
   var largestFreeBlock: Int { space.largest }
 
   /// Bytes of the block at `offset`.
-  func blockSize(at offset: Int) -> Int { Int(load(at: offset) >> 16) }
+  func blockSize(at offset: Int) -> Int { ArenaLayout.BlockWord.size(of: load(at: offset)) }
 
   // MARK: Blocks
 
@@ -207,14 +240,14 @@ final class Arena {
   private func indexFreeSpace() {
     space = FreeSpace()
     var offset = ArenaLayout.headerSize
-    while offset < size {
-      let word = load(at: offset)
-      let blockSize = Int(word >> 16)
-      if word & 0xff == UInt64(ArenaLayout.BlockState.free.rawValue) {
-        let (start, joined) = space.insertJoining(offset, size: blockSize)
-        if joined != blockSize || start != offset { setWord(at: start, .free, .none, size: joined) }
+    while offset < size, let word = ArenaLayout.BlockWord(decoding: load(at: offset), at: offset, legacy: false),
+      word.size > 0
+    {
+      if word.state == .free {
+        let (start, joined) = space.insertJoining(offset, size: word.size)
+        if joined != word.size || start != offset { setWord(at: start, .free, .none, size: joined) }
       }
-      offset += blockSize
+      offset += word.size
     }
   }
 
@@ -229,7 +262,7 @@ final class Arena {
   /// The commit point: every earlier store of this thread lands before this one.
   private func setWord(at offset: Int, _ state: ArenaLayout.BlockState, _ kind: ArenaLayout.RecordKind, size: Int) {
     atomicMemoryFence(ordering: .releasing)
-    store(ArenaLayout.word(state, kind, size: size), at: offset)
+    store(ArenaLayout.BlockWord(state, kind, size: size).encoded(at: offset), at: offset)
   }
 
   func load(at offset: Int) -> UInt64 {
@@ -254,19 +287,48 @@ final class Arena {
     ArenaLayout.checksum(UnsafeRawBufferPointer(rebasing: header[0..<ArenaLayout.HeaderField.checked]), seed: 0)
   }
 
-  private func checkHeader() throws(ArenaError) {
+  /// The checksum the header would have with `version` in place of its own.
+  private static func headerChecksum(_ header: UnsafeMutableRawBufferPointer, version: UInt32) -> UInt64 {
+    var copy = Array(header[0..<ArenaLayout.HeaderField.checked])
+    copy.withUnsafeMutableBytes {
+      $0.storeBytes(of: version.littleEndian, toByteOffset: ArenaLayout.HeaderField.version, as: UInt32.self)
+    }
+    return copy.withUnsafeBytes { ArenaLayout.checksum($0, seed: 0) }
+  }
+
+  /// Marks a converted arena as of this layout: the version, then the checksum (a crash between
+  /// the two leaves a header whose checksum is layout 1's, which `checkHeader` reads as such).
+  private func writeVersion() {
+    let header = UnsafeMutableRawBufferPointer(start: memory.base, count: ArenaLayout.headerSize)
+    atomicMemoryFence(ordering: .releasing)
+    storeUInt32(ArenaLayout.version, at: ArenaLayout.HeaderField.version)
+    store(Self.headerChecksum(header), at: ArenaLayout.HeaderField.checksum)
+  }
+
+  /// Checks the header; returns whether the arena is of layout 1 (or was being converted from it).
+  private func checkHeader() throws(ArenaError) -> Bool {
     guard size >= ArenaLayout.headerSize + ArenaLayout.blockHeaderSize else {
       throw .notAnArena("\(size) bytes, smaller than any arena")
     }
     let header = UnsafeMutableRawBufferPointer(start: memory.base, count: ArenaLayout.headerSize)
     guard load(at: ArenaLayout.HeaderField.magic) == ArenaLayout.magic else { throw .notAnArena("no arena header") }
     let version = loadUInt32(at: ArenaLayout.HeaderField.version)
-    guard version == ArenaLayout.version else { throw .unsupportedVersion(version) }
-    guard load(at: ArenaLayout.HeaderField.checksum) == Self.headerChecksum(header) else {
+    guard version == ArenaLayout.version || version == ArenaLayout.legacyVersion else {
+      throw .unsupportedVersion(version)
+    }
+    let stored = load(at: ArenaLayout.HeaderField.checksum)
+    let legacy: Bool
+    if stored == Self.headerChecksum(header) {
+      legacy = version == ArenaLayout.legacyVersion
+    } else if version == ArenaLayout.version, stored == Self.headerChecksum(header, version: ArenaLayout.legacyVersion)
+    {
+      legacy = true
+    } else {
       throw .damaged(offset: 0, "the header's checksum does not match")
     }
     guard loadUInt32(at: ArenaLayout.HeaderField.headerSize) == ArenaLayout.headerSize,
       load(at: ArenaLayout.HeaderField.arenaSize) == UInt64(size)
     else { throw .damaged(offset: 0, "the header's sizes do not match the memory (\(size) bytes)") }
+    return legacy
   }
 }

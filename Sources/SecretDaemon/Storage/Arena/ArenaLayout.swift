@@ -1,20 +1,30 @@
-// The arena's layout, version 1: a header page, then blocks that tile the rest of the arena.
-// Every number is little-endian. Knows nothing of D-Bus or of the store's types.
+// The arena's layout, version 2: a header page, then blocks that tile the rest of the arena.
+// Every number is little-endian; every field read back is inside a checksum or a check. Knows
+// nothing of D-Bus or of the store's types.
 //
 //   header (4096 bytes)
 //     0  magic "secretd\0"        8  layout version (u32)     12 header size (u32)
 //     16 arena size (u64)         24 created, unix seconds    32 checksum of bytes 0..<32
-//     40 next item number (u64)   48 next collection id (u64)   (both written in place)
+//     40 counters A: next item number, next collection id (u64 each), their checksum (u64)
+//     64 counters B: the same, written after A, so one of them is whole whatever a crash tears
 //   block (16-byte aligned, at least 32 bytes)
-//     0  state | kind << 8 | size << 16 (u64, written in one store: the commit point)
+//     0  the block word (u64, written in one store: the commit point; see BlockWord)
 //     8  sequence (u64)           16 checksum (u64)           24 payload length (u32)
 //     32 payload; a collection's first 16 bytes (modified, locked) are written in place and
 //        left out of its checksum
+//
+// Layout 1 had the counters at 40 and 48 with no checksum and block words with no check; an
+// arena of layout 1 is checked as before, then converted in place when it is opened.
 
 /// Where things are in an arena, and the one checksum every record carries.
 enum ArenaLayout {
   static let magic: UInt64 = 0x0064_7465_7263_6573  // "secretd\0"
-  static let version: UInt32 = 1
+  static let version: UInt32 = 2
+  /// The layout before block words and counters were checked; opened and converted.
+  static let legacyVersion: UInt32 = 1
+  /// The largest item number or collection id an arena may hold: far beyond what any store
+  /// reaches, and far from where arithmetic on them could overflow.
+  static let largestCounter: UInt64 = 1 << 48
   static let headerSize = 4096
   static let blockHeaderSize = 32
   static let alignment = 16
@@ -26,8 +36,11 @@ enum ArenaLayout {
     static let arenaSize = 16
     static let created = 24
     static let checksum = 32
-    static let nextItemNumber = 40
-    static let nextCollectionID = 48
+    /// The two copies of the counters, each 24 bytes.
+    static let counterSlots = [40, 64]
+    /// Layout 1's counters, unchecked.
+    static let legacyNextItemNumber = 40
+    static let legacyNextCollectionID = 48
     /// The bytes the header's checksum covers.
     static let checked = 32
   }
@@ -39,7 +52,7 @@ enum ArenaLayout {
     static let payloadLength = 24
   }
 
-  /// A block's state, the low byte of its first word.
+  /// A block's state.
   enum BlockState: UInt8 {
     /// Free space: no secret byte is left in it.
     case free = 0
@@ -49,7 +62,7 @@ enum ArenaLayout {
     case committed = 2
   }
 
-  /// What a committed block holds, the second byte of its first word.
+  /// What a committed block holds.
   enum RecordKind: UInt8 {
     case none = 0
     case collection = 1
@@ -60,8 +73,52 @@ enum ArenaLayout {
     var liveBytes: Int { self == .collection ? 16 : 0 }
   }
 
-  static func word(_ state: BlockState, _ kind: RecordKind, size: Int) -> UInt64 {
-    UInt64(state.rawValue) | UInt64(kind.rawValue) << 8 | UInt64(size) << 16
+  /// A block's first word. Layout 2: the low byte is 0xA << 4 | kind << 2 | state, the next five
+  /// bytes the size in 16-byte units, the top two a check of those six bytes and of the block's
+  /// offset, so that no damaged word is taken for another. Layout 1: state | kind << 8 |
+  /// size << 16, unchecked (its low byte's high nibble is always 0).
+  struct BlockWord: Equatable {
+    var state: BlockState
+    var kind: RecordKind
+    var size: Int
+
+    private static let tag: UInt64 = 0xA
+
+    func encoded(at offset: Int) -> UInt64 {
+      let low =
+        Self.tag << 4 | UInt64(kind.rawValue) << 2 | UInt64(state.rawValue)
+        | UInt64(size / ArenaLayout.alignment) << 8
+      return low | UInt64(Self.check(low, at: offset)) << 48
+    }
+
+    /// The word at `offset`; nil when it does not check out (or is of layout 1 and `legacy` is false).
+    init?(decoding word: UInt64, at offset: Int, legacy: Bool) {
+      let low = word & 0xFFFF_FFFF_FFFF
+      if word & 0xF0 == Self.tag << 4 {
+        guard UInt16(word >> 48) == Self.check(low, at: offset),
+          let state = BlockState(rawValue: UInt8(word & 0x3)), let kind = RecordKind(rawValue: UInt8(word >> 2 & 0x3))
+        else { return nil }
+        (self.state, self.kind, size) = (state, kind, Int(low >> 8) * ArenaLayout.alignment)
+      } else {
+        guard legacy, word & 0xF0 == 0, let state = BlockState(rawValue: UInt8(word & 0xFF)),
+          let kind = RecordKind(rawValue: UInt8(word >> 8 & 0xFF))
+        else { return nil }
+        (self.state, self.kind, size) = (state, kind, Int(word >> 16))
+      }
+    }
+
+    init(_ state: BlockState, _ kind: RecordKind, size: Int) {
+      (self.state, self.kind, self.size) = (state, kind, size)
+    }
+
+    /// The size a layout-2 word gives, unchecked: for words this process wrote.
+    static func size(of word: UInt64) -> Int { Int((word & 0xFFFF_FFFF_FFFF) >> 8) * ArenaLayout.alignment }
+
+    private static func check(_ low: UInt64, at offset: Int) -> UInt16 {
+      withUnsafeBytes(of: low.littleEndian) { bytes in
+        UInt16(truncatingIfNeeded: checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<6]), seed: UInt64(offset)))
+      }
+    }
   }
 
   /// `count` rounded up to the alignment.

@@ -24,7 +24,10 @@ package enum ArenaMemoryKind: String, Sendable {
 
 /// Why the arena's memory could not be had.
 enum ArenaMemoryError: Error, Equatable {
+  /// Mapping or locking failed: a matter of resources, which may be there at another start.
   case cannotMap(size: Int, reason: String)
+  /// A file handed back that no arena could be in, whatever the resources.
+  case unusable(String)
 }
 
 /// A memory file mapped into this process; unmapped when released (and closed, when made here).
@@ -80,19 +83,25 @@ final class ArenaMemory {
     }
   }
 
-  /// Maps a memory file handed back by the service manager; its kind is read from the kernel.
+  /// Maps a memory file handed back by the service manager; its kind is read from the kernel. A
+  /// plain memfd must be sealed against shrinking (sealed here if it still can be): a file that
+  /// shrank under the mapping would end secretd at its next touch.
   static func adopt(_ file: FileDescriptor, allowUnlocked: Bool) throws(ArenaMemoryError) -> ArenaMemory {
+    guard let size = try? file.size(), size > 0 else { throw .unusable("an empty or unreadable file") }
+    let isSecret = Files.symbolicLinkTarget("/proc/self/fd/\(file.rawValue)")?.hasPrefix("/secretmem") == true
+    if !isSecret, !file.cannotShrink {
+      try? file.sealSize()
+      guard file.cannotShrink else { throw .unusable("a memfd that is not sealed against shrinking") }
+    }
     do throws(Errno) {
-      let size = try file.size()
-      guard size > 0 else { throw Errno.invalidArgument }
-      if Files.symbolicLinkTarget("/proc/self/fd/\(file.rawValue)")?.hasPrefix("/secretmem") == true {
+      if isSecret {
         return ArenaMemory(
           file: file, base: try file.mapShared(size), size: size, kind: .secret, refusal: nil, ownsFile: false)
       }
       return try mapOrdinary(
         file, size: size, allowUnlocked: allowUnlocked, refusal: "handed back as a memfd", owns: false)
     } catch {
-      throw .cannotMap(size: (try? file.size()) ?? 0, reason: "\(error)")
+      throw .cannotMap(size: size, reason: "\(error)")
     }
   }
 

@@ -46,7 +46,7 @@ struct ItemRecord: Equatable {
   /// Reads an item; `secretOffset` is where its secret starts in the payload.
   static func read(_ reader: inout RecordReader) throws(ArenaError) -> (record: ItemRecord, secretOffset: Int) {
     let (number, collectionID, created, modified, expires) = try (
-      reader.u64(), reader.u64(), reader.u64(), reader.u64(), reader.u64()
+      reader.counter(), reader.counter(), reader.u64(), reader.u64(), reader.u64()
     )
     let (labelCount, typeCount, contentTypeCount, attributeCount, secretCount, _) = try (
       reader.count(), reader.count(), reader.count(), reader.count(), reader.count(), reader.count()
@@ -91,7 +91,7 @@ struct CollectionRecord: Equatable {
   }
 
   static func read(_ reader: inout RecordReader) throws(ArenaError) -> CollectionRecord {
-    let (modified, locked, id, created) = try (reader.u64(), reader.u64(), reader.u64(), reader.u64())
+    let (modified, locked, id, created) = try (reader.u64(), reader.u64(), reader.counter(), reader.u64())
     let (nameCount, labelCount) = try (reader.count(), reader.count())
     let record = CollectionRecord(
       modified: modified, locked: locked != 0, id: id, created: created, name: try reader.text(nameCount),
@@ -123,7 +123,7 @@ struct AliasesRecord: Equatable {
   static func read(_ reader: inout RecordReader) throws(ArenaError) -> AliasesRecord {
     var aliases: [String: UInt64] = [:]
     for _ in 0..<(try reader.count()) {
-      let id = try reader.u64()
+      let id = try reader.counter()
       aliases[try reader.text(try reader.count())] = id
     }
     try reader.expectEnd()
@@ -171,6 +171,13 @@ struct RecordReader {
 
   mutating func u64() throws(ArenaError) -> UInt64 {
     UInt64(littleEndian: try take(8).loadUnaligned(as: UInt64.self))
+  }
+
+  /// An item number or collection id, at most ``ArenaLayout/largestCounter``.
+  mutating func counter() throws(ArenaError) -> UInt64 {
+    let value = try u64()
+    guard value <= ArenaLayout.largestCounter else { throw .malformed("a number out of range (\(value))") }
+    return value
   }
 
   mutating func count() throws(ArenaError) -> Int {

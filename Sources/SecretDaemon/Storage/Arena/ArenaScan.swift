@@ -14,28 +14,30 @@ struct ArenaScan {
   private(set) var discarded: [Int] = []
   private(set) var committedBytes = 0
   private(set) var highestSequence: UInt64 = 0
+  /// Every block, in order, as its word says.
+  private(set) var blocks: [(offset: Int, word: ArenaLayout.BlockWord)] = []
 
-  init(_ arena: Arena) throws(ArenaError) {
+  /// Walks the blocks; `legacy` reads layout 1's unchecked words too.
+  init(_ arena: Arena, legacy: Bool) throws(ArenaError) {
     var offset = ArenaLayout.headerSize
     while offset < arena.size {
-      let word = arena.load(at: offset)
-      let size = Int(word >> 16)
-      guard size >= ArenaLayout.blockHeaderSize, size % ArenaLayout.alignment == 0, size <= arena.size - offset,
-        let state = ArenaLayout.BlockState(rawValue: UInt8(word & 0xff))
-      else { throw .damaged(offset: offset, "a block header that makes no sense (word \(word))") }
-      switch state {
+      let raw = arena.load(at: offset)
+      guard let word = ArenaLayout.BlockWord(decoding: raw, at: offset, legacy: legacy),
+        word.size >= ArenaLayout.blockHeaderSize, word.size % ArenaLayout.alignment == 0,
+        word.size <= arena.size - offset
+      else { throw .damaged(offset: offset, "a block word that does not check out (\(raw))") }
+      blocks.append((offset, word))
+      switch word.state {
       case .free: break
       case .dirty: dirty.append(offset)
       case .committed:
-        guard let kind = ArenaLayout.RecordKind(rawValue: UInt8(word >> 8 & 0xff)), kind != .none else {
-          throw .damaged(offset: offset, "a committed block of unknown kind")
-        }
-        do throws(ArenaError) { try read(kind, at: offset, size: size, in: arena) } catch {
+        guard word.kind != .none else { throw .damaged(offset: offset, "a committed block of no kind") }
+        do throws(ArenaError) { try read(word.kind, at: offset, size: word.size, in: arena) } catch {
           throw .damaged(offset: offset, "\(error)")
         }
-        committedBytes += size
+        committedBytes += word.size
       }
-      offset += size
+      offset += word.size
     }
   }
 
@@ -45,6 +47,7 @@ struct ArenaScan {
     let count = Int(arena.loadUInt32(at: offset + ArenaLayout.BlockField.payloadLength))
     guard count <= size - ArenaLayout.blockHeaderSize else { throw .malformed("a payload longer than its block") }
     let sequence = arena.load(at: offset + ArenaLayout.BlockField.sequence)
+    guard sequence <= ArenaLayout.largestCounter else { throw .malformed("a sequence out of range (\(sequence))") }
     guard
       arena.load(at: offset + ArenaLayout.BlockField.checksum)
         == arena.checksum(at: offset, kind: kind, sequence: sequence, count: count)
@@ -66,12 +69,18 @@ struct ArenaScan {
 
   /// The records to serve: of each collection, item and the aliases, the copy written last;
   /// items of collections that no longer exist are left out. Fills `discarded`.
-  mutating func resolve() throws(ArenaError) -> ArenaContents {
+  /// Names, of collections and aliases, must pass `isValidName` (the store's rule for them).
+  mutating func resolve(isValidName: (String) -> Bool) throws(ArenaError) -> ArenaContents {
     var contents = ArenaContents()
     contents.collections = newest(collections, by: \.record.id)
     var names = Set<String>()
-    for collection in contents.collections where !names.insert(collection.record.name).inserted {
-      throw .damaged(offset: collection.offset, "two collections named \(collection.record.name)")
+    for collection in contents.collections {
+      guard isValidName(collection.record.name), names.insert(collection.record.name).inserted else {
+        throw .damaged(offset: collection.offset, "a collection name that is invalid or taken twice")
+      }
+    }
+    for record in aliases where !record.record.aliases.keys.allSatisfy(isValidName) {
+      throw .damaged(offset: record.offset, "an invalid alias name")
     }
     let ids = Set(contents.collections.map(\.record.id))
     var newestItems: [UInt64: (found: FoundRecord<ItemRecord>, secretOffset: Int)] = [:]

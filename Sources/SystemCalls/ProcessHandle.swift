@@ -1,0 +1,51 @@
+// A process pinned by a pidfd: its pid cannot come to name another process while the handle is
+// open, so what /proc says under that pid, read while the process still runs, is about it.
+import CSystemCalls
+import Glibc
+
+/// A running process, held by a pidfd, or by its start time where the kernel has no pidfds.
+package struct ProcessHandle: ~Copyable {
+  package let process: ProcessID
+  private let pidfd: FileDescriptor?
+  private let startTime: Substring?
+
+  /// The process at the other end of `connection`: the one that connected (SO_PEERPIDFD) where
+  /// the kernel tells, else the one that now has the pid it connected with. nil when it is gone.
+  package init?(peerOf connection: UnixSocket, process: ProcessID) {
+    self.process = process
+    let peer = secretd_peer_pidfd(connection.descriptor.rawValue)
+    if peer >= 0 {
+      (pidfd, startTime) = (FileDescriptor(rawValue: peer), nil)
+      return
+    }
+    let opened = secretd_pidfd_open(process.rawValue)
+    if opened >= 0 {
+      (pidfd, startTime) = (FileDescriptor(rawValue: opened), nil)
+    } else if errno == ENOSYS, let started = Self.startTime(of: process) {
+      (pidfd, startTime) = (nil, started)
+    } else {
+      return nil
+    }
+  }
+
+  deinit { pidfd?.close() }
+
+  /// Whether the process still runs, so that its pid still names it. Wraps poll(2) on the pidfd
+  /// (readable once the process has exited), or compares /proc/PID/stat's start time.
+  package var isRunning: Bool {
+    if let pidfd {
+      var polled = pollfd(fd: pidfd.rawValue, events: Int16(POLLIN), revents: 0)
+      return poll(&polled, 1, 0) == 0
+    }
+    return startTime != nil && Self.startTime(of: process) == startTime
+  }
+
+  /// Field 22 of /proc/PID/stat, after the command name (which may hold spaces or parentheses).
+  private static func startTime(of process: ProcessID) -> Substring? {
+    guard let bytes = try? Files.read("/proc/\(process)/stat") else { return nil }
+    let text = String(decoding: bytes, as: UTF8.self)
+    guard let end = text.lastIndex(of: ")") else { return nil }
+    let fields = text[text.index(after: end)...].split(separator: " ")
+    return fields.count > 19 ? fields[19] : nil
+  }
+}
