@@ -175,4 +175,56 @@ struct ArenaOpeningTests {
     let outOfRange = try withCollection(named: "crafted", id: 1 << 63)
     #expect(throws: ArenaError.self) { try Arena.open(outOfRange, isValidName: Store.isValidName) }
   }
+
+  /// Sets the word of the block at `offset` in `memory`.
+  static func setWord(
+    _ memory: ArenaMemory, at offset: Int, _ state: ArenaLayout.BlockState, _ kind: ArenaLayout.RecordKind
+  ) {
+    let size = ArenaLayout.BlockWord.size(of: memory.base.load(fromByteOffset: offset, as: UInt64.self))
+    let word = ArenaLayout.BlockWord(state, kind, size: size).encoded(at: offset)
+    memory.base.storeBytes(of: word.littleEndian, toByteOffset: offset, as: UInt64.self)
+  }
+
+  @Test(
+    "a replacement caught at each of its commit points opens whole: before its commit the old copy, after it the new one, never both or neither"
+  )
+  func aReplacementCaughtAtEachCommitPointOpensWhole() throws {
+    let store = try Self.filledStore()
+    let (_, contents) = try Arena.open(try Self.copy(store.arena), isValidName: Store.isValidName)
+    let old = try #require(contents.items.first { $0.found.record.attributes == ["n": "1"] })
+    var record = old.found.record
+    record.label = "replaced"
+    let new = try store.writeItem(record, secret: sent(Array("new secret".utf8)), replacing: nil)
+    // Committed, not yet released: both copies are committed, the newer wins.
+    let bothCommitted = try Self.copy(store.arena)
+    #expect(try Self.held(bothCommitted)[["n": "1"]] == Array("new secret".utf8))
+    // Filled, not yet committed: the new copy is dirty; the old one is served and the new wiped.
+    let beforeCommit = try Self.copy(store.arena)
+    Self.setWord(beforeCommit, at: new.block, .dirty, .item)
+    #expect(try Self.held(beforeCommit)[["n": "1"]] == Array("secret 1".utf8))
+    #expect(try Self.held(beforeCommit).count == 3)
+    // The release's commit point passed (the old copy marked dirty), its wipe not yet done.
+    let released = try Self.copy(store.arena)
+    Self.setWord(released, at: old.found.offset, .dirty, .none)
+    #expect(try Self.held(released)[["n": "1"]] == Array("new secret".utf8))
+    #expect(try Self.held(released).count == 3)
+  }
+
+  @Test("a commit word half written (its low half new, its high half old) is refused whole, never served in part")
+  func aHalfWrittenCommitWordIsRefused() throws {
+    let store = try Self.filledStore()
+    let blocks = Self.blocks(of: try Self.copy(store.arena)).filter { $0.word.state == .committed }
+    #expect(blocks.count >= 5)
+    for (offset, word) in blocks {
+      let memory = try Self.copy(store.arena)
+      let dirty = ArenaLayout.BlockWord(.dirty, word.kind, size: word.size).encoded(at: offset)
+      let committed = ArenaLayout.BlockWord(.committed, word.kind, size: word.size).encoded(at: offset)
+      let torn = committed & 0xFFFF_FFFF | dirty & 0xFFFF_FFFF_0000_0000
+      #expect(torn != committed && torn != dirty)
+      memory.base.storeBytes(of: torn.littleEndian, toByteOffset: offset, as: UInt64.self)
+      #expect(throws: ArenaError.self, "the word at \(offset)") {
+        try Arena.open(memory, isValidName: Store.isValidName)
+      }
+    }
+  }
 }

@@ -83,8 +83,10 @@ struct SurvivalTests {
     try makeStore(limits: Limits(maxMemory: maxMemory))
   }
 
+  static let kills = 150
+
   @Test(
-    "killed 20 times with SIGKILL while 4 writers create, replace and delete, secretd given its arena back holds every acknowledged change byte for byte, and nothing torn"
+    "killed 150 times with SIGKILL at random points while 4 unbounded writers create, replace and delete: after each kill the arena holds every change acknowledged before it, byte for byte, nothing torn, and secretd serves them again"
   )
   func killedWhileWriting() async throws {
     try await withProvider(.secretd) { instance in
@@ -99,20 +101,31 @@ struct SurvivalTests {
       let writers = (0..<4).map { writer in
         Task { try await onOwnThread { try log.write(as: writer, to: secretd) } }
       }
-      for kill in 0..<20 {
-        let before = log.acknowledgedCount
-        log.allow(12)
+      // Unbounded writers keep four changes in flight, so each kill, after a random number of
+      // acknowledgements, lands at a random point of some write.
+      log.allow(1_000_000)
+      // After each kill the arena, as the next secretd finds it, holds every change acknowledged
+      // before the kill (or a later one): checked at each kill, as a later write could hide a loss.
+      for kill in 0..<Self.kills {
+        let enough = log.acknowledgedCount + Int.random(in: 1...6)
         try await eventually("more writes acknowledged before kill \(kill)", seconds: 30) {
-          log.acknowledgedCount >= before + 8
+          log.acknowledgedCount >= enough
         }
+        // A random instant within the next few writes, not one just after an acknowledgement.
+        try await Task.sleep(for: .microseconds(Int.random(in: 0..<5_000)))
+        let before = log.histories
         secretd.kill()
+        let held = try Self.held(try ArenaOpeningTests.copy(arena.arena))
+        for (attributes, possible) in log.possibleStates(since: before) {
+          #expect(possible.contains(held[attributes]), "kill \(kill): \(attributes)")
+        }
         try secretd.start()
       }
       log.stop()
       for writer in writers { try await writer.value }
       let client = try RawClient(address: instance.busAddress, destination: secretd.busName)
       let session = try client.openPlainSession()
-      #expect(log.acknowledgedCount >= 160)
+      #expect(log.acknowledgedCount >= Self.kills)
       for (attributes, allowed) in log.possibleStates(since: log.histories) {
         let found = try client.search(attributes)
         #expect(found.count <= 1, "\(attributes)")
@@ -148,14 +161,7 @@ struct SurvivalTests {
       while instant < 200 || log.acknowledgedCount < 200 {
         try #require(ContinuousClock.now < deadline, "\(instant) instants, \(log.acknowledgedCount) changes")
         let before = log.histories
-        let copy = try Self.copy(arena.arena, whileStopped: secretd.pid)
-        let (_, contents) = try Arena.open(copy, isValidName: Store.isValidName)
-        var held: [[String: String]: [UInt8]] = [:]
-        for (found, secretOffset) in contents.items {
-          let start = copy.base + found.offset + ArenaLayout.blockHeaderSize + secretOffset
-          held[found.record.attributes] = Array(UnsafeRawBufferPointer(start: start, count: found.record.secretCount))
-        }
-        #expect(held.count == contents.items.count, "one item per attributes at instant \(instant)")
+        let held = try Self.held(try Self.copy(arena.arena, whileStopped: secretd.pid))
         for (attributes, possible) in log.possibleStates(since: before) {
           #expect(possible.contains(held[attributes]), "instant \(instant): \(attributes)")
         }
@@ -164,6 +170,15 @@ struct SurvivalTests {
       log.stop()
       for writer in writers { try await writer.value }
     }
+  }
+
+  /// Each item's secret by its attributes, as a secretd opening `memory` would serve them; one
+  /// item per attributes.
+  static func held(_ memory: ArenaMemory) throws -> [[String: String]: [UInt8]] {
+    let held = try ArenaOpeningTests.held(memory)
+    let (_, contents) = try Arena.open(memory, isValidName: Store.isValidName)
+    #expect(held.count == contents.items.count, "one item per attributes")
+    return held
   }
 
   /// A copy of `arena`'s memory made while process `pid` is stopped (SIGSTOP), as it would be
