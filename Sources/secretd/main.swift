@@ -39,7 +39,7 @@ func runDaemon(_ options: Options) -> ExitStatus {
     return .failure
   }
   keeper.report.forEach(Log.info)
-  let kept = keeper.handToServiceManager()
+  keeper.handToServiceManager()
   let connection: BusConnection
   do {
     connection = try BusConnection(address: options.address)
@@ -47,6 +47,7 @@ func runDaemon(_ options: Options) -> ExitStatus {
     Log.error("cannot connect to \(options.address ?? "the session bus"): \(error)")
     return .failure
   }
+  if let unconfirmed = keeper.confirmKept(on: connection) { Log.warning(unconfirmed) }
   let daemon = Daemon(connection: connection, configuration: options.configuration, keeper: keeper)
   // Before the name is taken, so that whoever sees the name can read this line.
   Log.info(memoryLine(options))
@@ -91,7 +92,8 @@ func runDaemon(_ options: Options) -> ExitStatus {
       + "(pid \(ProcessID.current), uid \(UserID.current), memory only)")
   loop.run()
   let count = daemon.itemCount == 1 ? "1 item" : "\(daemon.itemCount) items"
-  let items = kept ? "\(count) kept by the service manager for the next secretd" : "\(count) dropped from memory"
+  let items =
+    keeper.isKept ? "\(count) kept by the service manager for the next secretd" : "\(count) dropped from memory"
   switch ending {
   case .signal(let name):
     Log.info("\(name) received; stopped, \(items)")

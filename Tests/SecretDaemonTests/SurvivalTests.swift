@@ -242,6 +242,27 @@ struct SurvivalTests {
   }
 
   @Test(
+    "a store handed to a service manager that does not say it keeps it is not reported kept, and the log says why"
+  )
+  func aStoreIsReportedKeptOnlyWhenTheServiceManagerSaysSo() async throws {
+    try await withProvider(.secretd) { instance in
+      let arena = try Self.keptArena()
+      let manager = try NotifySocket(in: instance.bus.directory)
+      let secretd = KeptSecretd(
+        on: instance, busName: "org.example.unconfirmed", arena: arena.arena.memory.file.rawValue)
+      secretd.notifySocket.withLock { $0 = manager.path }
+      try secretd.start()
+      defer { secretd.stop() }
+      try await eventually("secretd to hand its store over") { manager.received.contains("FDSTORE=1\nFDNAME=store") }
+      let client = try RawClient(address: instance.busAddress, destination: secretd.busName)
+      let kept = try client.call(
+        ObjectPaths.root, Interfaces.properties, "Get", .tuple([.string(Interfaces.secretd), .string("StoreKept")]))
+      #expect(kept.child(0)?.unboxed?.boolean == false)
+      #expect(secretd.logText.contains("no service manager on this bus says whether"), "\(secretd.logText)")
+    }
+  }
+
+  @Test(
     "a store an earlier secretd died opening is set aside as 'rejected' without being opened again, and the marker goes"
   )
   func aStoreAStartDiedOpeningIsNotOpenedAgain() async throws {

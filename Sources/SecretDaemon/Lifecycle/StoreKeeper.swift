@@ -23,7 +23,10 @@ package final class StoreKeeper {
   private var rejected: [FileDescriptor]
   /// What secretd tells at start, one line each.
   package let report: [String]
-  /// Whether the service manager took the store: a crash or a restart then loses nothing.
+  /// Whether the store was handed to the service manager (FDSTORE=1 sent).
+  private var isHanded = false
+  /// Whether the service manager keeps the store (confirmed by its unit's setting): a crash or a
+  /// restart then loses nothing.
   package private(set) var isKept = false
   /// Why the store the service manager keeps is not served now though it stays kept, when it
   /// could not be mapped (resources): this process's store is then not handed over.
@@ -100,17 +103,32 @@ package final class StoreKeeper {
   }
 
   /// Hands the arena to the service manager (when there is one), to be given back to the next
-  /// secretd. Returns whether it was taken.
+  /// secretd. Returns whether it was sent; ``confirmKept(on:)`` then says whether it is kept.
   @discardableResult
   package func handToServiceManager() -> Bool {
     guard ServiceManager.isListening, keptForNextStart == nil else { return false }
     do throws(Errno) {
       try ServiceManager.notify("FDSTORE=1\nFDNAME=\(Self.storeName)", descriptors: [store.arena.memory.file])
-      isKept = true
+      isHanded = true
     } catch {
       Log.warning("the service manager did not take the store (\(error)): a crash or restart will lose it")
     }
-    return isKept
+    return isHanded
+  }
+
+  /// Asks the service manager on `connection` whether secretd's unit keeps descriptors, once the
+  /// store was handed to it: only then is the store kept. Returns why not, when it is not.
+  package func confirmKept(on connection: BusConnection) -> String? {
+    guard isHanded else { return nil }
+    switch ServiceUnit.descriptorStoreLimit(of: .current, on: connection) {
+    case .some(let limit) where limit > 0:
+      isKept = true
+      return nil
+    case .some:
+      return "secretd's unit keeps no descriptors (FileDescriptorStoreMax=0): a crash or restart will lose the store"
+    case .none:
+      return "no service manager on this bus says whether secretd's unit keeps the store: `status` says it is not kept"
+    }
   }
 
   /// Lets every refused arena go, from this process and from the service manager.
