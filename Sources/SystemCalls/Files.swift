@@ -133,6 +133,27 @@ package enum Files {
     guard chmod(directory, 0o700) == 0 else { throw FileCallError(call: "chmod", path: directory, errno: .current) }
   }
 
+  /// A new private folder `base`/`prefix`XXXXXX (random). Wraps mkdtemp(3).
+  package static func makeTemporaryDirectory(in base: String, prefix: String) throws(FileCallError) -> String {
+    var template = Array("\(base)/\(prefix)XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else {
+      throw FileCallError(call: "mkdtemp", path: base, errno: .current)
+    }
+    return String(cString: made)
+  }
+
+  /// Removes the files directly in `directory`, then the folder. Wraps opendir(3), unlink(2), rmdir(2).
+  package static func removeDirectory(_ directory: String) {
+    if let listing = opendir(directory) {
+      while let entry = readdir(listing) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name != "." && name != ".." { unlink("\(directory)/\(name)") }
+      }
+      closedir(listing)
+    }
+    rmdir(directory)
+  }
+
   /// Syncs a folder; the error, if the sync failed where it can work. Wraps fsync(2).
   private static func syncDirectory(_ directory: String) -> Errno? {
     let folder: FileDescriptor

@@ -101,6 +101,9 @@ package enum Environment {
     return entries
   }
 
+  /// Removes `name`. Wraps unsetenv(3).
+  package static func remove(_ name: String) { unsetenv(name) }
+
   /// Sets `name` to `value`, replacing any value it had. Wraps setenv(3).
   package static func set(_ name: String, to value: String) throws(Errno) {
     guard setenv(name, value, 1) == 0 else { throw .current }

@@ -19,6 +19,13 @@ package enum NativeThread {
     pthread_detach(thread)
   }
 
+  /// Sleeps the calling thread for `milliseconds`. Wraps nanosleep(2).
+  package static func sleep(milliseconds: Int) {
+    var left = timespec(tv_sec: milliseconds / 1000, tv_nsec: milliseconds % 1000 * 1_000_000)
+    var asked = left
+    while nanosleep(&asked, &left) != 0 && errno == EINTR { asked = left }
+  }
+
   private final class Body: Sendable {
     let run: @Sendable () -> Void
     init(_ run: @escaping @Sendable () -> Void) { self.run = run }

@@ -13,8 +13,13 @@ extension Options {
       name: "secretd", section: 8, summary: "an in-memory freedesktop Secret Service provider",
       source: "swift-secrets \(swiftSecretsVersion)",
       sections: [
-        .init("SYNOPSIS", [.synopsis("secretd", "[OPTION...]")]),
-        .init("DESCRIPTION", [.text(description), .paragraph(activation)]),
+        .init(
+          "SYNOPSIS",
+          [
+            .synopsis("secretd", "[OPTION...]"), .synopsis("secretd", "run [OPTION...] -- COMMAND [ARGUMENT...]"),
+            .synopsis("secretd", "--agent [-s|-c|--fish] [--kill] [OPTION...]"),
+          ]),
+        .init("DESCRIPTION", [.text(description), .paragraph(activation), .text(headless)]),
         .init("OPTIONS", [.options(flags.map(\.spec) + [help, versionOption, manualOption])]),
         .init("FILES", [.definitions(files)]),
         .init("SEE ALSO", [.paragraph("`secretctl`(1), `secret-tool`(1), `systemd.exec`(5)")]),

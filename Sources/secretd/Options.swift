@@ -15,7 +15,17 @@ struct Options {
   enum Outcome {
     case run(Options)
     case exit(status: ExitStatus, message: String)
+    /// `secretd run [OPTION…] -- COMMAND…`: the command, and the options for its secretd.
+    case runCommand([String], secretdOptions: [String])
+    /// `secretd --agent [-s|-c|--fish] [--kill] [OPTION…]`.
+    case agent(Agent.Shell, kill: Bool, secretdOptions: [String])
   }
+
+  /// The words `--agent` takes beside secretd's options, ssh-agent's among them.
+  static let agentWords: [String: @Sendable (inout Agent.Shell, inout Bool) -> Void] = [
+    "--agent": { _, _ in }, "-s": { shell, _ in shell = .sh }, "-c": { shell, _ in shell = .csh },
+    "--fish": { shell, _ in shell = .fish }, "--kill": { _, kill in kill = true }, "-k": { _, kill in kill = true },
+  ]
 
   static let version = "secretd \(swiftSecretsVersion)"
   /// The status of a command line secretd does not accept.
@@ -112,12 +122,44 @@ struct Options {
     SIGTERM or SIGINT, 1 when it loses its name or the bus.
     """
 
+  /// The two ways to start secretd without systemd, for --help and the manual page.
+  static let headless = """
+    secretd run [OPTION...] -- COMMAND [ARGUMENT...] starts a private bus and secretd for one
+    command (a CI job, a container, a test suite), with DBUS_SESSION_BUS_ADDRESS pointing at it,
+    and ends both, secrets and all, when the command ends; its exit status is the command's.
+    eval "$(secretd --agent)", in ssh-agent's manner, starts a private bus and secretd detached
+    from the terminal, once per user (a later login gets the same one), and prints the shell lines
+    that export DBUS_SESSION_BUS_ADDRESS and SECRETD_AGENT_PID (-s sh, -c csh, --fish; guessed
+    from $SHELL). Where the session bus already has a Secret Service it starts nothing. --kill
+    ends the agent and prints the lines that forget it.
+    """
+
   static var usage: String {
-    "Usage: secretd [OPTION...]\n\n\(description)\n\nOptions:\n\n"
+    "Usage: secretd [OPTION...]\n       secretd run [OPTION...] -- COMMAND [ARGUMENT...]\n"
+      + "       secretd --agent [-s|-c|--fish] [--kill] [OPTION...]\n\n\(description)\n\n\(headless)\n\nOptions:\n\n"
       + helpTable(syntax.options.map { ($0.synopsis, $0.help) }, columns: 100, firstColumnLimit: 30)
   }
 
   static func parse(_ arguments: [String]) -> Outcome {
+    if arguments.first == "run" {
+      let rest = Array(arguments.dropFirst())
+      let split = rest.firstIndex(of: "--")
+      let secretdOptions = split.map { Array(rest[..<$0]) } ?? []
+      let command = split.map { Array(rest[($0 + 1)...]) } ?? rest
+      guard case .run = parseDaemon(secretdOptions) else { return parseDaemon(secretdOptions) }
+      return .runCommand(command, secretdOptions: secretdOptions)
+    }
+    if arguments.contains("--agent") {
+      var (shell, kill) = (Agent.Shell.guessed, false)
+      for word in arguments { agentWords[word]?(&shell, &kill) }
+      let secretdOptions = arguments.filter { agentWords[$0] == nil }
+      guard case .run = parseDaemon(secretdOptions) else { return parseDaemon(secretdOptions) }
+      return .agent(shell, kill: kill, secretdOptions: secretdOptions)
+    }
+    return parseDaemon(arguments)
+  }
+
+  private static func parseDaemon(_ arguments: [String]) -> Outcome {
     let parsed: ParsedArguments
     do throws(UsageError) {
       parsed = try syntax.parse(arguments)

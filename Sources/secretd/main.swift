@@ -128,4 +128,8 @@ case .exit(let status, let message):
   status.exit()
 case .run(let options):
   runDaemon(options).exit()
+case .runCommand(let command, let secretdOptions):
+  RunCommand.run(command, secretdOptions: secretdOptions).exit()
+case .agent(let shell, let kill, let secretdOptions):
+  (kill ? Agent.kill(shell: shell) : Agent.start(shell: shell, secretdOptions: secretdOptions)).exit()
 }

@@ -114,6 +114,17 @@ package final class BusConnection: @unchecked Sendable {
     }
   }
 
+  /// Whether `name` has an owner now. Wraps NameHasOwner.
+  package func hasOwner(_ name: String) -> Bool {
+    (try? callBus("NameHasOwner", .tuple([.string(name)]), replyType: "(b)"))?.child(0)?.boolean == true
+  }
+
+  /// Whether the bus would start a program for `name` (it has a service file).
+  /// Wraps ListActivatableNames.
+  package func canActivate(_ name: String) -> Bool {
+    (try? callBus("ListActivatableNames", .tuple([]), replyType: "(as)"))?.child(0)?.strings?.contains(name) == true
+  }
+
   /// The process id of the connection owning `name`. Wraps GetConnectionUnixProcessID.
   func ownerPID(of name: String) -> ProcessID? {
     guard let reply = try? callBus("GetConnectionUnixProcessID", .tuple([.string(name)]), replyType: "(u)"),
