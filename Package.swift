@@ -28,8 +28,10 @@ let package = Package(
     // Libraries.
     .target(
       name: "SecretClient",
-      dependencies: ["CLibSecret", "GLibBridge", "SecretMemory", "SystemCalls", "TransferCrypto"],
+      dependencies: ["CLibSecret", "GLibBridge", "SecretAddress", "SecretMemory", "SystemCalls", "TransferCrypto"],
       swiftSettings: swiftSettings),
+    // Which item an address names: one rule for the client and secretd, which does not link the client.
+    .target(name: "SecretAddress", swiftSettings: swiftSettings),
     // The transfer algorithm both ends of a Secret Service session run (DH, HKDF, AES), over libgcrypt.
     .target(name: "TransferCrypto", dependencies: ["CGcrypt", "SecretMemory"], swiftSettings: swiftSettings),
     // Secret bytes (SecretBytes) in locked memory that is wiped when released, for every module.
@@ -48,12 +50,15 @@ let package = Package(
       name: "SecretsOpenBao", dependencies: ["Secrets", "SecretClient", "SystemCalls"], swiftSettings: swiftSettings),
     .target(
       name: "SecretDaemon",
-      dependencies: ["CGio", "CSystemCalls", "GLibBridge", "SecretMemory", "SystemCalls", "TransferCrypto"],
+      dependencies: [
+        "CGio", "CSystemCalls", "GLibBridge", "SecretAddress", "SecretMemory", "SystemCalls", "TransferCrypto",
+      ],
       swiftSettings: swiftSettings),
     // The command-line parser and help of secretctl and secretd, and their version.
     .target(name: "CommandLineSyntax", swiftSettings: swiftSettings),
     .target(
-      name: "SecretCLI", dependencies: ["SecretClient", "SecretMemory", "SystemCalls", "CommandLineSyntax"],
+      name: "SecretCLI",
+      dependencies: ["SecretAddress", "SecretClient", "SecretMemory", "SystemCalls", "CommandLineSyntax"],
       swiftSettings: swiftSettings),
 
     // Executables.
@@ -89,7 +94,7 @@ let package = Package(
       name: "SecretsTests",
       dependencies: [
         "Secrets", "SecretsOpenBao", "SecretTestSupport", "secrets-child", "login-example", "shared-state-example",
-        "credential-service",
+        "credential-service", "secretctl",
       ],
       swiftSettings: swiftSettings),
     .testTarget(

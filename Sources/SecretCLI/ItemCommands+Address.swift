@@ -49,10 +49,10 @@ extension ItemCommands {
         + "left alone: \(listed). Name the one you mean (`secretctl search` lists them)")
   }
 
-  /// `account "alice", backup "1"`: what an item has beyond the address (its `xdg:` attributes
-  /// left out), shown safely.
+  /// `account "alice", backup "1"`: what an item has beyond the address, shown safely. Its
+  /// schema name and expiry are left out: they do not name it (`SecretClient.isNamed`).
   private static func moreAttributes(_ attributes: [String: String], than address: [String: String]) -> String {
-    attributes.filter { !$0.key.hasPrefix("xdg:") && address[$0.key] != $0.value }.sorted { $0.key < $1.key }
+    SecretClient.address(of: attributes).filter { address[$0.key] != $0.value }.sorted { $0.key < $1.key }
       .map { "\($0.key.visible) \"\($0.value.visible)\"" }.joined(separator: ", ")
   }
 }

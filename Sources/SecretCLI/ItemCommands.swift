@@ -1,5 +1,6 @@
 // get, set, delete: the one item an address (SERVICE [ACCOUNT]) names.
 import CommandLineSyntax
+import SecretAddress
 import SecretClient
 import SystemCalls
 
@@ -56,10 +57,11 @@ enum ItemCommands {
       When stdin is piped, the secret is every byte of it, exactly as given (--trim drops one
       trailing newline). On a terminal it is asked for twice, without echo. Never on the command
       line. Empty input stores nothing (exit 2) unless --allow-empty says an empty secret is
-      meant. The secret SERVICE and ACCOUNT name is replaced; items with more attributes (other
-      accounts of SERVICE) are left alone.
+      meant. The secret SERVICE and ACCOUNT name is replaced, whether or not it expires; items
+      with more attributes (other accounts of SERVICE) are left alone.
       --ttl needs secretd, which removes the item when it expires; other providers keep items
-      forever, so there --ttl is refused and nothing is stored.
+      forever, so there --ttl is refused and nothing is stored. Without --ttl the secret stored
+      does not expire.
       Exit status: 0 stored, 2 usage error (or nothing on stdin), 3 Secret Service error.
       """,
     arguments: [Common.service, Common.account],
@@ -97,10 +99,9 @@ enum ItemCommands {
     let label = arguments.option("label")
     try SecretCLI.service(client) { () throws(SecretError) in
       // Exactly: gnome-keyring would otherwise replace any item whose attributes include these,
-      // so `set svc` would overwrite the secret of `svc alice`. Written first, so that a failed
-      // write never costs the secret that was there.
+      // so `set svc` would overwrite the secret of `svc alice`. The item the address names is
+      // replaced whatever its expiry, and takes this one (or none).
       try client.write(value, attributes: attributes, label: label, in: collection, exactly: true)
-      try removeSuperseded(by: attributes, in: collection, client: client)
     }
     return .success
   }
@@ -155,7 +156,7 @@ enum ItemCommands {
 }
 
 /// The attribute secretd reads an item's expiry from, in unix seconds.
-let expiryAttribute = "xdg:expires"
+let expiryAttribute = AddressRule.expiryAttribute
 
 extension ItemCommands {
   /// The `xdg:expires` value for `--ttl`, once the provider is known to be secretd.
@@ -186,7 +187,15 @@ extension ItemCommands {
         throw .usage("no secret entered; nothing was stored (--allow-empty stores an empty secret)")
       }
     } else {
-      guard secret.read(from: console.input) else { throw .usage("cannot read the secret from stdin") }
+      let largest = largestSecret(console)
+      guard secret.read(from: console.input, until: { $0.count > largest }) else {
+        throw .usage("cannot read the secret from stdin")
+      }
+      guard secret.count <= largest else {
+        throw .usage(
+          "the secret is larger than \(largest) bytes, the most the provider takes "
+            + "(secretd's --max-secret-size); nothing was stored")
+      }
       if arguments.flag("trim") { secret.trimOneNewline() }
       guard secret.count > 0 || arguments.flag(Common.allowEmpty.long) else {
         throw .usage("nothing on stdin; nothing was stored (--allow-empty stores an empty secret)")
@@ -211,31 +220,17 @@ extension ItemCommands {
     }
   }
 
+  /// The largest secret the provider takes: what secretd says; for another provider, a cap well
+  /// under the largest message a bus carries (past it the bus closes the connection).
+  static func largestSecret(_ console: Console) -> Int {
+    ((try? console.client().providerStore()) ?? nil)?.maxSecretSize ?? (16 << 20)
+  }
+
   /// Asks for the secret twice without echo and keeps it only when both entries agree.
   private static func askTwice(for what: String, into secret: SecretBytes) throws(CLIError) {
     try Terminal.readSecret(prompt: "Secret for \(what.visible): ", into: secret)
     let again = SecretBytes()
     try Terminal.readSecret(prompt: "Again: ", into: again)
     guard secret == again else { throw .usage("the two entries differ; nothing was stored") }
-  }
-
-  /// After a write with `attributes`, removes the other items of the collection for the same
-  /// service and account that differ only in their expiry, so that `set` replaces rather than
-  /// adds (a `--ttl` item and a plain one would otherwise both be found, and either could win).
-  private static func removeSuperseded(
-    by attributes: [String: String], in collection: CollectionID, client: SecretClient
-  ) throws(SecretError) {
-    func withoutSchema(_ attributes: [String: String]) -> [String: String] {
-      attributes.filter { $0.key != "xdg:schema" }
-    }
-    func identity(_ attributes: [String: String]) -> [String: String] {
-      withoutSchema(attributes).filter { $0.key != expiryAttribute }
-    }
-    let written = withoutSchema(attributes)
-    let wanted = identity(attributes)
-    for item in try client.search(wanted, in: collection)
-    where withoutSchema(item.attributes) != written && identity(item.attributes) == wanted {
-      try client.delete(item.attributes, in: collection, exactly: true)
-    }
   }
 }

@@ -1,7 +1,9 @@
 // Addresses: a service and an optional account name one item, the secret stored with exactly
 // those attributes. A service alone is the secret stored with no account, never one of the
 // service's accounts: an operation by address never reads, replaces or deletes an item the
-// caller did not name.
+// caller did not name. Which item an address names is decided by `AddressRule` alone, which
+// secretd shares.
+import SecretAddress
 
 extension SecretClient {
   /// The attributes `secret-tool` and this project use for a service and an optional account.
@@ -12,16 +14,25 @@ extension SecretClient {
   }
 
   /// Whether the item whose attributes are `stored` is the one `address` names: its attributes
-  /// are exactly the address's, apart from the `xdg:` attributes that providers and secretd keep
-  /// for themselves (the schema name, an expiry).
+  /// are exactly the address's, apart from those that describe an item rather than name it,
+  /// `xdg:schema` (libsecret's schema name) and the expiry (`xdg:expires`, `expires-at`), which
+  /// are left out of both. Every other attribute counts, `xdg:` ones included. Every call by
+  /// address, ``SecretClient/read(_:in:exactly:)``, ``SecretClient/write(_:attributes:label:in:exactly:)``
+  /// and ``SecretClient/delete(_:in:exactly:)`` with `exactly: true`, and secretd itself decide by it.
   ///
   /// ```swift
-  /// SecretClient.isNamed(["service": "s", "xdg:schema": "x"], by: ["service": "s"])  // true
-  /// SecretClient.isNamed(["service": "s", "account": "a"], by: ["service": "s"])     // false
+  /// SecretClient.isNamed(["service": "s", "xdg:schema": "x"], by: ["service": "s"])         // true
+  /// SecretClient.isNamed(["service": "s", "xdg:expires": "1700000000"], by: ["service": "s"])  // true
+  /// SecretClient.isNamed(["service": "s", "account": "a"], by: ["service": "s"])            // false
   /// ```
   public static func isNamed(_ stored: [String: String], by address: [String: String]) -> Bool {
-    func own(_ attributes: [String: String]) -> [String: String] { attributes.filter { !$0.key.hasPrefix("xdg:") } }
-    return own(stored) == own(address)
+    AddressRule.isNamed(stored, by: address)
+  }
+
+  /// The attributes among `attributes` that name an item (see ``isNamed(_:by:)``): without the
+  /// schema name and the expiry.
+  package static func address(of attributes: [String: String]) -> [String: String] {
+    AddressRule.address(of: attributes)
   }
 
   /// The secret stored for `service` and `account`, or `nil` when there is none. Without an
@@ -42,7 +53,8 @@ extension SecretClient {
   {
     try Self.validate(address)
     return try withService { service throws(SecretError) in
-      let (unlocked, locked) = try Self.itemPaths(address, in: collection, on: service)
+      // Searched by the attributes that name the item: it may carry another expiry, or none.
+      let (unlocked, locked) = try Self.itemPaths(Self.address(of: address), in: collection, on: service)
       if let path = try Self.named(unlocked, by: address, on: service).first {
         return try service.secret(at: path).map { (path, $0) }
       }
@@ -53,8 +65,9 @@ extension SecretClient {
     }
   }
 
-  /// Stores the secret for `service` and `account`, replacing only the item they name: an item
-  /// with more attributes (another account of the service, a backup) is left alone.
+  /// Stores the secret for `service` and `account`, replacing only the item they name, whatever
+  /// its schema or expiry (it no longer expires): an item with more attributes (another
+  /// account of the service, a backup) is left alone.
   public func write(
     _ value: SecretValue, service: String, account: String? = nil, label: String? = nil,
     in collection: CollectionID = .default
@@ -70,10 +83,17 @@ extension SecretClient {
   public func delete(service: String, account: String? = nil, in collection: CollectionID? = nil) throws(SecretError)
     -> Bool
   {
-    let address = Self.attributes(service: service, account: account)
+    try delete(Self.attributes(service: service, account: account), in: collection, exactly: true)
+  }
+
+  /// Deletes every item `address` names (one, unless several collections hold one), leaving
+  /// every other item alone; returns whether there was one. An item so named in a locked
+  /// collection, with none unlocked, is ``SecretError/locked(path:)``.
+  func deleteNamed(_ address: [String: String], in collection: CollectionID?) throws(SecretError) -> Bool {
     try Self.validate(address)
     return try withService { service throws(SecretError) in
-      let (unlocked, locked) = try Self.itemPaths(address, in: collection, on: service)
+      // Searched by the attributes that name the item: it may carry another expiry, or none.
+      let (unlocked, locked) = try Self.itemPaths(Self.address(of: address), in: collection, on: service)
       let named = try Self.named(unlocked, by: address, on: service)
       if named.isEmpty, let path = try Self.named(locked, by: address, on: service).first {
         throw .locked(path: Self.collectionPath(ofItem: path))
@@ -96,7 +116,8 @@ extension SecretClient {
     }
   }
 
-  private static func named(_ paths: [String], by address: [String: String], on service: ServiceHandle)
+  /// The paths among `paths` of the items `address` names; one round trip per path.
+  static func named(_ paths: [String], by address: [String: String], on service: ServiceHandle)
     throws(SecretError) -> [String]
   {
     var named: [String] = []

@@ -9,7 +9,8 @@ extension SecretClient {
   /// - Parameters:
   ///   - attributes: the attributes that identify the item; must not be empty.
   ///   - collection: search only this collection; `nil` searches them all.
-  ///   - exactly: ignore items that carry attributes beyond `attributes` (costs a round trip).
+  ///   - exactly: read only the item `attributes` name (``isNamed(_:by:)``); items with more
+  ///     attributes are ignored (costs a round trip per match).
   public func read(
     _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
   ) async throws(SecretError) -> SecretValue? {
@@ -24,8 +25,9 @@ extension SecretClient {
   ///   - attributes: the attributes that identify the item; must not be empty.
   ///   - label: what people see in keyring managers; defaults to the attributes.
   ///   - collection: where to create the item; the `default` alias unless given.
-  ///   - exactly: replace only an item whose attributes are exactly these, leaving items with
-  ///     more attributes alone (costs a round trip or two).
+  ///   - exactly: replace only the item these attributes name (``isNamed(_:by:)``), which
+  ///     takes them, expiry included; items with more attributes are left alone (costs a round
+  ///     trip per match).
   public func write(
     _ value: SecretValue, attributes: [String: String], label: String? = nil, in collection: CollectionID = .default,
     exactly: Bool = false
@@ -35,8 +37,8 @@ extension SecretClient {
     }
   }
 
-  /// Deletes every item whose attributes include `attributes` (or, with `exactly`, are exactly
-  /// `attributes`) and returns whether any was deleted; the `async` form of
+  /// Deletes every item whose attributes include `attributes` (or, with `exactly`, every item
+  /// they name, ``isNamed(_:by:)``) and returns whether any was deleted; the `async` form of
   /// `delete(_:in:exactly:)`, run on a dedicated thread.
   @discardableResult
   public func delete(

@@ -1,14 +1,18 @@
+import SecretAddress
+
 extension SecretClient {
   /// The secret of the item whose attributes include `attributes`, or `nil` when there is none.
   ///
-  /// When several items match, an item whose attributes are exactly `attributes` is preferred.
+  /// When several items match, the item `attributes` name (``isNamed(_:by:)``) is preferred.
   /// Unlike libsecret's lookup, a match in a locked collection is reported as
   /// ``SecretError/locked(path:)``, not silently as absent, and no unlock prompt is raised.
   ///
   /// - Parameters:
   ///   - attributes: the attributes that identify the item; must not be empty.
   ///   - collection: search only this collection; `nil` searches them all.
-  ///   - exactly: ignore items that carry attributes beyond `attributes` (costs a round trip).
+  ///   - exactly: read only the item `attributes` name (``isNamed(_:by:)``), as
+  ///     ``read(service:account:in:)`` does; items with more attributes are ignored (costs a
+  ///     round trip per match).
   public func read(
     _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
   ) throws(SecretError) -> SecretValue? {
@@ -19,12 +23,11 @@ extension SecretClient {
   package func readItem(
     _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
   ) throws(SecretError) -> (path: String, value: SecretValue)? {
+    if exactly { return try readNamed(attributes, in: collection) }
     try Self.validate(attributes)
     return try withService { service throws(SecretError) in
-      let (found, locked) = try Self.itemPaths(attributes, in: collection, on: service)
-      let unlocked = exactly ? try Self.exactMatches(found, attributes, on: service) : found
-      guard let path = exactly ? unlocked.first : try Self.preferredItem(unlocked, exactly: attributes, on: service)
-      else {
+      let (unlocked, locked) = try Self.itemPaths(attributes, in: collection, on: service)
+      guard let path = try Self.preferredItem(unlocked, namedBy: attributes, on: service) else {
         if let lockedPath = locked.first { throw .locked(path: Self.collectionPath(ofItem: lockedPath)) }
         return nil
       }
@@ -37,22 +40,23 @@ extension SecretClient {
     try withService { service throws(SecretError) in try ItemHandle(service: service, path: path) }
   }
 
-  /// The secret of the item `handle` reaches when its attributes are exactly `attributes`;
-  /// nil when the handle no longer speaks for that item (another provider, other attributes)
-  /// or the provider gives no secret (locked). Two round trips.
-  package func secret(of handle: ItemHandle, ifAttributesAre attributes: [String: String]) throws(SecretError)
+  /// The secret of the item `handle` reaches when it is the one `address` names
+  /// (``isNamed(_:by:)``); nil when the handle no longer speaks for that item (another
+  /// provider, other attributes) or the provider gives no secret (locked). Two round trips.
+  package func secret(of handle: ItemHandle, ifNamedBy address: [String: String]) throws(SecretError)
     -> SecretValue?
   {
-    guard try handle.isCurrent({ Self.sameAttributes($0, attributes) }) else { return nil }
+    guard try handle.isCurrent({ Self.isNamed($0, by: address) }) else { return nil }
     return try handle.loadSecret()
   }
 
-  /// Replaces the secret of the item `handle` reaches when its attributes are exactly
-  /// `attributes`; returns false, changing nothing, when they are not. Two round trips.
+  /// Replaces the secret of the item `handle` reaches when it already is what
+  /// ``write(_:attributes:label:in:exactly:)`` would make of `attributes` (named by them, with
+  /// the same expiry); returns false, changing nothing, when it is not. Two round trips.
   package func replaceSecret(
     _ value: SecretValue, of handle: ItemHandle, ifAttributesAre attributes: [String: String]
   ) throws(SecretError) -> Bool {
-    guard try handle.isCurrent({ Self.sameAttributes($0, attributes) }) else { return false }
+    guard try handle.isCurrent({ Self.isAsWritten($0, attributes) }) else { return false }
     try handle.setSecret(value)
     return true
   }
@@ -60,15 +64,18 @@ extension SecretClient {
   /// Stores `value` in the item with these attributes, replacing its secret if it exists.
   ///
   /// Providers decide which item "has these attributes": gnome-keyring replaces any item whose
-  /// attributes include them. With `exactly`, only an item whose attributes are exactly these is
-  /// replaced and items with more attributes are left alone (this costs a round trip or two).
+  /// attributes include them. With `exactly`, the item these attributes name
+  /// (``isNamed(_:by:)``) is replaced and becomes what they say, its expiry included: written
+  /// without `xdg:expires` it no longer expires. Items with more attributes are left alone, and
+  /// other items the attributes name in the collection (written twice by older tools) are
+  /// deleted, so that one item remains. This costs a round trip per item that matches.
   ///
   /// - Parameters:
   ///   - value: The secret to store.
   ///   - attributes: The item's attributes, which find it again.
   ///   - label: What people see in keyring managers; defaults to the attributes.
   ///   - collection: Where to create the item; the `default` alias unless given.
-  ///   - exactly: Replace only an item whose attributes are exactly these.
+  ///   - exactly: Replace only the item these attributes name.
   public func write(
     _ value: SecretValue, attributes: [String: String], label: String? = nil, in collection: CollectionID = .default,
     exactly: Bool = false
@@ -82,29 +89,55 @@ extension SecretClient {
         try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value, replace: true)
         return
       }
-      let (found, _) = try Self.itemPaths(attributes, inCollectionAt: collectionPath, on: service)
-      let exact = try Self.exactMatches(found, attributes, on: service)
-      if exact.count == found.count {
-        // No item carries more attributes, so the provider's replace can only hit this one.
-        try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value, replace: true)
-      } else if let path = exact.first {
-        try service.setSecret(value, at: path)
-      } else {
-        try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value, replace: false)
-      }
+      try Self.writeNamed(
+        value, attributes: attributes, label: label, inCollectionAt: collectionPath, on: service)
     }
   }
 
-  /// Deletes every item whose attributes include `attributes` (or, with `exactly`, are exactly
-  /// `attributes`); returns whether any was deleted.
+  /// Makes the item `attributes` name in the collection at `collectionPath` hold `value` and
+  /// exactly `attributes`, then deletes the others they name.
+  ///
+  /// The provider's own replace is used only where it cannot hit an item the attributes do not
+  /// name: when every item that includes the address is named by it (gnome-keyring replaces any
+  /// item that includes the attributes sent, secretd the one they name). Otherwise a named item
+  /// that already has these attributes gets the secret alone, and else a new item is made.
+  private static func writeNamed(
+    _ value: SecretValue, attributes: [String: String], label: String, inCollectionAt collectionPath: String,
+    on service: ServiceHandle
+  ) throws(SecretError) {
+    let address = address(of: attributes)
+    let (found, _) = try itemPaths(address, inCollectionAt: collectionPath, on: service)
+    var named: [(path: String, attributes: [String: String])] = []
+    for path in found {
+      let stored = try service.attributes(at: path)
+      if isNamed(stored, by: address) { named.append((path, stored)) }
+    }
+    let written: String
+    if named.count == found.count {
+      written = try service.createItem(
+        in: collectionPath, attributes: attributes, label: label, value: value, replace: true)
+    } else if let same = named.first(where: { isAsWritten($0.attributes, attributes) }) {
+      try service.setSecret(value, at: same.path)
+      written = same.path
+    } else {
+      written = try service.createItem(
+        in: collectionPath, attributes: attributes, label: label, value: value, replace: false)
+    }
+    // After the write, so that a failed write never costs the secret that was there.
+    for other in named where other.path != written { try service.deleteItem(at: other.path) }
+  }
+
+  /// Deletes every item whose attributes include `attributes` (or, with `exactly`, every item
+  /// they name, ``isNamed(_:by:)``: one, unless several collections hold one); returns whether
+  /// any was deleted.
   @discardableResult
   public func delete(
     _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
   ) throws(SecretError) -> Bool {
+    if exactly { return try deleteNamed(attributes, in: collection) }
     try Self.validate(attributes)
     return try withService { service throws(SecretError) in
-      let (found, locked) = try Self.itemPaths(attributes, in: collection, on: service)
-      let unlocked = exactly ? try Self.exactMatches(found, attributes, on: service) : found
+      let (unlocked, locked) = try Self.itemPaths(attributes, in: collection, on: service)
       if unlocked.isEmpty, let lockedPath = locked.first {
         throw .locked(path: Self.collectionPath(ofItem: lockedPath))
       }
@@ -151,28 +184,23 @@ extension SecretClient {
     return (unlocked.filter { $0.hasPrefix(prefix) }, locked.filter { $0.hasPrefix(prefix) })
   }
 
-  private static func exactMatches(
-    _ paths: [String], _ attributes: [String: String], on service: ServiceHandle
-  ) throws(SecretError) -> [String] {
-    var matches: [String] = []
-    for path in paths where try sameAttributes(service.attributes(at: path), attributes) {
-      matches.append(path)
-    }
-    return matches
+  /// Whether an item with the attributes `stored` already is what a write of `attributes` makes:
+  /// the same attributes, expiry included, but for an `xdg:schema` the write does not give
+  /// (libsecret's tools store one, gnome-keyring may add its own; it changes neither the
+  /// address nor the expiry). Not which item an address names: that is ``isNamed(_:by:)``;
+  /// this says whether a named item needs more than its secret replaced.
+  static func isAsWritten(_ stored: [String: String], _ attributes: [String: String]) -> Bool {
+    let schema = AddressRule.schemaAttribute
+    guard attributes[schema] == nil, stored[schema] != nil else { return stored == attributes }
+    return stored.count == attributes.count + 1 && attributes.allSatisfy { stored[$0.key] == $0.value }
   }
 
-  /// Equal attributes, ignoring `xdg:schema`, which gnome-keyring adds on its own (some time
-  /// later) to items stored without a schema. Other `xdg:` attributes, such as the expiry
-  /// secretd honours, count.
-  static func sameAttributes(_ stored: [String: String], _ wanted: [String: String]) -> Bool {
-    stored.filter { $0.key != "xdg:schema" } == wanted.filter { $0.key != "xdg:schema" }
-  }
-
+  /// Of several items that include `attributes`, the one they name, else the first.
   private static func preferredItem(
-    _ paths: [String], exactly attributes: [String: String], on service: ServiceHandle
+    _ paths: [String], namedBy attributes: [String: String], on service: ServiceHandle
   ) throws(SecretError) -> String? {
     guard paths.count > 1 else { return paths.first }
-    return try exactMatches(paths, attributes, on: service).first ?? paths.first
+    return try named(paths, by: attributes, on: service).first ?? paths.first
   }
 
   static func collectionPath(ofItem path: String) -> String {

@@ -1,24 +1,28 @@
 import Synchronization
 
 extension SecretStorage {
-  /// Items of the Secret Service, reached through `client`. Reads, writes and deletes match the
-  /// item's attributes exactly, so the backup items beside it are never read or replaced.
+  /// Items of the Secret Service, reached through `client`. Reads, writes and deletes reach the
+  /// item the address names (`SecretClient.isNamed(_:by:)`, the rule `secretctl` and secretd
+  /// follow too), so the backup items beside it are never read or replaced, and an item with an
+  /// expiry (`secretctl set --ttl`) is still the one the address names. A write makes the item
+  /// hold exactly the address, so it no longer expires.
   ///
   /// Values are UTF-8 JSON stored as `text/plain`: `secret-tool lookup` refuses to print any
   /// other content type ("secret does not contain a textual password").
   ///
   /// Where each item was last found is remembered: later reads and writes go straight to it
-  /// (after checking that the provider is the same and the item's attributes are still exactly
-  /// the address's) and search again only when that check fails. Two limits of that check: an
-  /// alias such as `default` pointed at another collection is noticed only once the remembered
-  /// item goes, and a client that changes the item's attributes between the check and the
-  /// write (one round trip apart) still receives that write, as with a search and a store.
+  /// (after checking that the provider is the same and the item is still the one the address
+  /// names; a write, that it holds no expiry either) and search again only when that check
+  /// fails. Two limits of that check: an alias such as `default` pointed at another collection
+  /// is noticed only once the remembered item goes, and a client that changes the item's
+  /// attributes between the check and the write (one round trip apart) still receives that
+  /// write, as with a search and a store.
   public static func secretService(_ client: SecretClient) -> SecretStorage {
     let places = ItemPlaces()
     return SecretStorage(
       read: { address in
         if let handle = places[address],
-          let value = try? client.secret(of: handle, ifAttributesAre: address.attributes)
+          let value = try? client.secret(of: handle, ifNamedBy: address.attributes)
         {
           return Array(value.bytes)
         }

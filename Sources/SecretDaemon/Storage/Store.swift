@@ -1,6 +1,7 @@
 // The store: collections, items, aliases, memory use and expiry, indexed in this process and
 // written through to the arena, where they outlive the process. Every change is in the arena
 // before the call that made it returns. Knows nothing of D-Bus.
+import SecretAddress
 import TransferCrypto
 
 /// Why the store refused a request.
@@ -35,8 +36,9 @@ enum SecretSource {
 
 /// Every collection, item and alias. Not thread-safe: the daemon holds its lock around every use.
 final class Store {
-  /// Attributes that set an item's expiry in unix seconds.
-  static let expiryAttributes = ["xdg:expires", "expires-at"]
+  /// Attributes that set an item's expiry in unix seconds (the client leaves them out of an
+  /// address, from the same list).
+  static let expiryAttributes = AddressRule.expiryAttributes
   /// Longest collection name (derived from the label), so object paths stay short.
   static let maxCollectionNameLength = 64
 
@@ -133,8 +135,9 @@ final class Store {
     UnsafeRawBufferPointer(start: arena.memory.base + item.secretOffset, count: item.secretCount)
   }
 
-  /// Stores a new item, or with `replace` overwrites the item with exactly these attributes.
-  /// Returns the item's number and whether it replaced one.
+  /// Stores a new item, or with `replace` overwrites the item these attributes name
+  /// (`AddressRule`: its schema name and expiry aside, the client's own rule), which takes them
+  /// all, its expiry included. Returns the item's number and whether it replaced one.
   func createItem(
     in name: String, label: String, attributes: [String: String], type: String = "", contentType: String,
     secret: SecretSource, replace: Bool
@@ -144,17 +147,16 @@ final class Store {
     for text in [label, type, contentType] { try limits.checkText(text) }
     try limits.checkAttributes(attributes)
     let expiry = try expiry(for: attributes)
-    if replace,
-      let existing = collection.search(attributes, now: now).first(where: {
-        collection.items[$0]?.attributes == attributes
-      }),
-      let item = collection.items[existing]
-    {
+    if replace, let existing = namedItem(attributes, in: collection), let item = collection.items[existing] {
       let reference = ItemReference(collection: name, item: existing)
-      let previous = item.expiresAt
+      let (previous, previousAttributes) = (item.expiresAt, item.attributes)
       try rewrite(item, reference, secret: secret) { item in
         (item.label, item.type, item.contentType) = (label, type, contentType)
-        item.expiresAt = expiry
+        (item.attributes, item.expiresAt) = (attributes, expiry)
+      }
+      if previousAttributes != attributes {
+        collection.index.remove(existing, attributes: previousAttributes)
+        collection.index.insert(existing, attributes: attributes)
       }
       scheduleExpiry(of: item, reference, previous: previous)
       onEvent(.itemChanged(reference, item.snapshot))
@@ -184,6 +186,14 @@ final class Store {
     scheduleExpiry(of: item, reference, previous: nil)
     onEvent(.itemCreated(reference))
     return (number, false)
+  }
+
+  /// The first item of `collection` that `attributes` name (`AddressRule`), by the index.
+  func namedItem(_ attributes: [String: String], in collection: StoredCollection) -> Int? {
+    let address = AddressRule.address(of: attributes)
+    return collection.search(address, now: now).first {
+      collection.items[$0].map { AddressRule.isNamed($0.attributes, by: address) } ?? false
+    }
   }
 
   func deleteItem(_ reference: ItemReference) throws(StoreError) {
