@@ -36,12 +36,12 @@ package struct CLIError: Error, Sendable, Hashable, CustomStringConvertible {
     switch error {
     case .serviceUnavailable(let busName):
       self = .service(
-        "no Secret Service provider owns \(busName) on the session bus; start one with `secretd &`, "
-          + "or `systemctl --user enable --now secretd`, or run gnome-keyring")
+        "no Secret Service provider owns \(busName) on the session bus; `secretctl setup` makes secretd "
+          + "yours (it then starts with your first client), or start gnome-keyring")
     case .busUnavailable(let reason):
       self = .service(
-        "no D-Bus session bus (\(reason)); log in to a desktop session or start one with "
-          + "`dbus-run-session -- $SHELL`, then start `secretd &`")
+        "no D-Bus session bus (\(reason)); without a desktop session, `eval \"$(secretd --agent)\"` "
+          + "starts a bus and secretd for this shell (after `make run`, paste the export line it printed)")
     case .invalidArgument:
       self = .usage(Self.oneLine(error.description))
     case .noSuchObject(path: "alias default"):
@@ -56,7 +56,7 @@ package struct CLIError: Error, Sendable, Hashable, CustomStringConvertible {
           + (provider.uid.map { "uid \($0)" } ?? "a user the bus does not tell")
           + ", not as you (uid \(UserID.effective)): no secret was sent to it or read from it. "
           + "Find out who started it (`ps -o user,pid,args -p \(provider.pid.map(String.init) ?? "PID")`), stop it, "
-          + "then start your own provider (`secretd &`)")
+          + "then start your own provider (`secretctl setup`, or `eval \"$(secretd --agent)\"`)")
     case .plainTransferRefused(let busName):
       self = .service(
         "the provider of \(busName) offers only plain transfer, which sends secrets unencrypted over the bus; "

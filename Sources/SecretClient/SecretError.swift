@@ -30,8 +30,9 @@ extension SecretError: CustomStringConvertible {
   public var description: String {
     switch self {
     case .busUnavailable(let reason):
-      "No D-Bus session bus: \(reason). Log in to a desktop session, or start one with "
-        + "`dbus-run-session -- SHELL`, or run `make run` to get secretd on a private bus."
+      "No D-Bus session bus: \(reason). Log in to a desktop session; on a machine without one, "
+        + "`eval \"$(secretd --agent)\"` starts a bus and secretd for the shell, and "
+        + "`secretd run -- COMMAND` for one command."
     case .serviceUnavailable(let busName):
       "No Secret Service provider owns \(busName) on the session bus. Start one: "
         + "`secretd` (or `systemctl --user start secretd`), or gnome-keyring."
@@ -42,6 +43,10 @@ extension SecretError: CustomStringConvertible {
         + "shown. Unlock the keyring from a desktop session, or use secretd, which never prompts."
     case .invalidArgument(let detail):
       "Invalid argument: \(detail)."
+    case .noSuchObject("alias default"):
+      "The Secret Service provider has no default collection (gnome-keyring has none until a login "
+        + "keyring exists). Use the session collection (`.session`), or create the login keyring by "
+        + "logging in to a desktop session or with `gnome-keyring-daemon --unlock`."
     case .noSuchObject(let path):
       "No such object on the Secret Service: \(path). Check the collection name or alias."
     case .dbus(let name, let message):

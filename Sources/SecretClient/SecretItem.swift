@@ -62,6 +62,8 @@ public struct ProviderStore: Sendable, Hashable {
   public var isKept: Bool
   /// Why each store handed back at start was refused; each is kept until discarded.
   public var rejected: [String]
+  /// The largest secret the provider takes, in bytes (secretd's `--max-secret-size`).
+  public var maxSecretSize: Int?
 }
 
 /// Who provides the Secret Service on the bus.

@@ -26,6 +26,9 @@ struct DaemonObject: BusObject {
         .uint64(UInt64(object.daemon.store.limits.maxMemory))
       },
       Property("MemoryUsed", "t") { object throws(DBusError) in .uint64(UInt64(object.daemon.store.usedBytes)) },
+      Property("MaxSecretSize", "t") { object throws(DBusError) in
+        .uint64(UInt64(object.daemon.store.limits.maxSecretSize))
+      },
       Property("StoreKept", "b") { object throws(DBusError) in .boolean(object.daemon.keeper.isKept) },
       Property("RejectedStores", "as") { object throws(DBusError) in
         .array(elementType: "s", object.daemon.keeper.rejections.map { .string($0) })

@@ -258,4 +258,21 @@ struct ItemCommandTests {
       #expect(try secretctl(instance, ["get", "--collection", "default", "c", "a"]).stdoutText == "x")
     }
   }
+
+  @Test(
+    "set refuses a secret larger than the provider takes with the size in the message, reading no more than one byte past it, and stores nothing"
+  )
+  func setRefusesASecretLargerThanTheProviderTakes() async throws {
+    try await withProvider(.secretd, arguments: ["--max-secret-size", "1K"]) { instance in
+      // Positive control: the largest secret it takes is stored.
+      let largest = try secretctl(instance, ["set", "big", "a"], bytes: Array(repeating: 0x61, count: 1024))
+      #expect(largest.status == 0, "\(largest.stderrText)")
+      // An endless input: set ends only if it stops reading at the limit.
+      let endless = try instance.run("sh", ["-c", "cat /dev/zero | \"$0\" set big b", try secretctlPath()])
+      #expect(endless.status == 2, "\(endless.stderrText)")
+      #expect(endless.stderrIsOneMessage)
+      #expect(endless.stderrText.contains("larger than 1024 bytes"), "\(endless.stderrText)")
+      #expect(try secretctl(instance, ["get", "big", "b"]).status == 1)
+    }
+  }
 }

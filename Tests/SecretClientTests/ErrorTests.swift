@@ -125,4 +125,11 @@ struct ProviderInfoTests {
       #expect(info.isSecretd == (provider == .secretd))
     }
   }
+
+  @Test("a provider with no default collection is explained by the library as secretctl explains it")
+  func aMissingDefaultCollectionIsExplained() {
+    let text = SecretError.noSuchObject(path: "alias default").description
+    #expect(text.contains("no default collection") && text.contains("session collection"), "\(text)")
+    #expect(SecretError.noSuchObject(path: "/x").description.contains("No such object"))  // positive control
+  }
 }

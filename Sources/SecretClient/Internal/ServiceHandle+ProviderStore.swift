@@ -18,7 +18,8 @@ extension ServiceHandle {
     else { return nil }
     return ProviderStore(
       memory: memory, budget: Int(clamping: budget), used: Int(clamping: used),
-      isKept: properties["StoreKept"]?.boolean ?? false, rejected: properties["RejectedStores"]?.strings ?? [])
+      isKept: properties["StoreKept"]?.boolean ?? false, rejected: properties["RejectedStores"]?.strings ?? [],
+      maxSecretSize: properties["MaxSecretSize"]?.uint64.map { Int(clamping: $0) })
   }
 
   /// Asks secretd to let go of the stores it refused at start.
