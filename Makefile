@@ -123,11 +123,9 @@ install: packages-for-build pkg-config-overrides static-cxx
 	@$(foreach product,$(PRODUCTS),$(call release_build,--product $(product)) &&) true
 	@scripts/install --prefix $(PREFIX) $(addprefix .build/release/,$(PRODUCTS))
 
-# `secretctl setup --undo` first: it removes the activation file only when it starts this secretd.
+# Everything `make install` put, wherever the XDG variables point (scripts/install says what).
 uninstall:
-	@-$(PREFIX)/bin/secretctl setup --undo
-	rm -rf $(addprefix $(PREFIX)/bin/,$(PRODUCTS)) $(PREFIX)/share/swift-secrets \
-	  $(HOME)/.config/systemd/user/secretd.service $(HOME)/.config/systemd/user/secretd.service.d
+	@scripts/install --prefix $(PREFIX) --uninstall
 
 # Debian packages in .build/deb: swift-secrets (secretd, secretctl, the user unit, man pages,
 # completions) and swift-secrets-openbao (secretctl-bao). scripts/package-deb says what is where.

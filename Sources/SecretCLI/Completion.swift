@@ -2,6 +2,7 @@
 // (stored services, credentials) the scripts ask secretctl for while the user types.
 import CommandLineSyntax
 import SecretClient
+import SystemCalls
 
 enum Completion {
   static let shells = ["bash", "zsh", "fish"]
@@ -29,13 +30,16 @@ enum Completion {
       console.print(try liveWords(list, client: console.client()).map { $0 + "\n" }.joined())
       return .success
     }
-    switch arguments.argument("SHELL") {
+    // Without a shell named, the login shell's ($SHELL), as `secretctl completion` alone suggests.
+    let shell =
+      arguments.argument("SHELL") ?? Environment.value(of: "SHELL").map { String($0.split(separator: "/").last ?? "") }
+    switch shell {
     case "bash": console.print(bash(commandTable))
     case "zsh": console.print(zsh(commandTable))
     case "fish": console.print(fish(commandTable))
     case let other:
       throw .usage(
-        "no completion for shell '\(other ?? "")'; choose bash, zsh or fish; see `secretctl completion --help`")
+        "no completion for shell '\(other ?? "")'; name one (bash, zsh or fish); see `secretctl completion --help`")
     }
     return .success
   }

@@ -5,17 +5,20 @@ import SecretClient
 import SystemCalls
 
 enum ItemCommands {
-  static let addressHelp = """
-    SERVICE and ACCOUNT name the one item stored with exactly those attributes (and no account
-    when ACCOUNT is not given): `secretctl get github.com` is the secret stored with no account,
-    never one of github.com's accounts. When only items with more attributes match, nothing is
-    read or changed and they are listed.
+  /// How SERVICE and ACCOUNT name an item, said for `command`.
+  static func addressHelp(_ command: String) -> String {
     """
+    SERVICE and ACCOUNT name the one item stored with exactly those attributes (its schema and
+    expiry aside; no account when ACCOUNT is not given): `secretctl \(command) github.com` is
+    about the secret stored with no account, never one of github.com's accounts. When only items
+    with more attributes match, nothing is read or changed and they are listed.
+    """
+  }
 
   static let get = CommandSpec(
     "get", summary: "Print the secret stored for SERVICE and ACCOUNT.",
     discussion: """
-      \(addressHelp)
+      \(addressHelp("get"))
       The secret is written as stored, byte for byte; a newline follows only when stdout is a
       terminal. With --json: service, account, content type and the secret (as text, or as
       base64 in "secretBase64" when it is not UTF-8).
@@ -61,7 +64,8 @@ enum ItemCommands {
       with more attributes (other accounts of SERVICE) are left alone.
       --ttl needs secretd, which removes the item when it expires; other providers keep items
       forever, so there --ttl is refused and nothing is stored. Without --ttl the secret stored
-      does not expire.
+      does not expire. A secret larger than the provider takes (secretd: --max-secret-size, 1 MiB
+      by default) is refused before it is read whole.
       Exit status: 0 stored, 2 usage error (or nothing on stdin), 3 Secret Service error.
       """,
     arguments: [Common.service, Common.account],
@@ -109,7 +113,7 @@ enum ItemCommands {
   static let delete = CommandSpec(
     "delete", summary: "Delete the secret stored for SERVICE and ACCOUNT.",
     discussion: """
-      \(addressHelp)
+      \(addressHelp("delete"))
       Deletes that one item and nothing else. --all deletes every item whose attributes include
       SERVICE (and ACCOUNT): every account of SERVICE, and items with more attributes such as
       a SecretKey's backups. When several items are named alike (in several collections),

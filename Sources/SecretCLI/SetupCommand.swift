@@ -28,7 +28,11 @@ enum SetupCommand {
       gnome-keyring's: the first client then starts secretd (the one installed beside secretctl),
       through secretd.service where a systemd user manager runs. There it also enables the unit,
       so secretd starts at every login, and adds no-user-namespace.conf beside the unit when the
-      user manager cannot build its sandbox. Other users are not affected.
+      user manager cannot build its sandbox, and makes the credentials socket listen (restarting a
+      running secretd for it, which keeps its secrets). Other users are not affected.
+      Over SSH the user bus needs dbus-user-session installed; for units that start with no one
+      logged in, `sudo loginctl enable-linger $USER` keeps the user manager running. Without
+      systemd, see `secretd --agent` and `secretd run` in secretd(8).
       Exit status: 0 done, 1 secretd or its unit is not installed, 3 systemctl failed.
       """,
     options: [undo]
@@ -101,9 +105,30 @@ private struct Setup {
     _ = run("systemctl", ["--user", "reset-failed"] + SetupCommand.units)
     try systemctl(["enable"] + SetupCommand.units)
     let sockets = SetupCommand.sockets.filter { run("systemctl", ["--user", "cat", $0]).status == .success }
-    if !sockets.isEmpty { try systemctl(["enable", "--now"] + sockets) }
+    if !sockets.isEmpty { try startSockets(sockets, console) }
     console.print("enabled \((SetupCommand.units + sockets).joined(separator: ", ")): secretd starts at every login\n")
     reportOwner(console)
+  }
+
+  /// Enables the sockets and makes them listen now. systemd starts no socket whose service runs
+  /// already ("refusing"): secretd is then restarted, which brings its sockets up first (the
+  /// unit wants them) and keeps every secret (the service manager hands its store back).
+  private func startSockets(_ sockets: [String], _ console: Console) throws(CLIError) {
+    try systemctl(["enable"] + sockets)
+    let idle = sockets.filter { !isActive($0) }
+    guard !idle.isEmpty else { return }
+    guard isActive("secretd.service") else { return try systemctl(["start"] + idle) }
+    try systemctl(["restart", "secretd.service"])
+    guard idle.allSatisfy(isActive) else {
+      throw .service(
+        "\(idle.joined(separator: ", ")) did not start with secretd; see `journalctl --user -u secretd`, then run "
+          + "`systemctl --user restart secretd` (its secrets are kept)")
+    }
+    console.print("restarted secretd so that \(idle.joined(separator: ", ")) listens (its secrets are kept)\n")
+  }
+
+  private func isActive(_ unit: String) -> Bool {
+    run("systemctl", ["--user", "is-active", "--quiet", unit]).status == .success
   }
 
   func remove(_ console: Console) throws(CLIError) {
@@ -121,7 +146,7 @@ private struct Setup {
     if !sockets.isEmpty { try systemctl(["disable", "--now"] + sockets) }
     try systemctl(["daemon-reload"])
     console.print("disabled \((SetupCommand.units + sockets).joined(separator: ", "))\n")
-    if run("systemctl", ["--user", "is-active", "--quiet", "secretd.service"]).status == .success {
+    if isActive("secretd.service") {
       console.print(
         "secretd still runs and keeps its secrets; `systemctl --user stop secretd` ends it (its secrets go with it)\n")
     }

@@ -35,7 +35,16 @@ extension Options {
     """
 
   private static let files: [(term: String, description: String)] = [
-    ("/usr/lib/systemd/user/secretd.service", "The user unit, with its sandbox."),
+    (
+      "/usr/lib/systemd/user/secretd.service",
+      "The user unit, with its sandbox. Its LimitMEMLOCK (8 MiB on stock Debian) sets the memory budget: "
+        + "raise it with `systemctl edit user@.service`, as root."
+    ),
+    (
+      "/usr/lib/systemd/user/secretd-credentials.socket",
+      "The socket at $XDG_RUNTIME_DIR/secretd/credentials from which units load credentials "
+        + "(LoadCredential=ID:%t/secretd/credentials; see `secretctl credential`)."
+    ),
     (
       "~/.local/share/dbus-1/services/org.freedesktop.secrets.service",
       "The activation file `secretctl setup` writes: the session bus starts secretd.service for the first client."

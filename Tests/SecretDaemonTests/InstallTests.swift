@@ -94,4 +94,45 @@ struct InstallTests {
     }
     #expect(run.status == 0, "exit \(run.status): \(run.stderrText)")
   }
+
+  @Test(
+    "install puts the manual pages and completions where man and the shells look for a user's, and uninstall removes everything install put, wherever XDG_CONFIG_HOME and XDG_DATA_HOME point"
+  )
+  func uninstallRemovesEverythingInstallPut() throws {
+    let home = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: home) }
+    let environment = [
+      "HOME": home.path, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
+      "XDG_DATA_HOME": home.appending(path: "data").path, "XDG_CONFIG_HOME": home.appending(path: "config").path,
+      "XDG_RUNTIME_DIR": home.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(home.path)/none",
+    ]
+    func files() -> [String] {
+      let walker = FileManager.default.enumerator(atPath: home.path)
+      return (walker?.allObjects as? [String] ?? []).filter {
+        var folder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: home.appending(path: $0).path, isDirectory: &folder)
+          && !folder.boolValue
+      }.sorted()
+    }
+    let before = files()
+    let install = try runProcess(
+      Self.packageRoot.appending(path: "scripts/install").path,
+      [try builtExecutable("secretd").path, try builtExecutable("secretctl").path], environment: environment, in: home)
+    try #require(install.status == 0, "\(install.stderrText)")
+    let installed = Set(files()).subtracting(before)
+    for expected in [
+      ".local/share/man/man1/secretctl.1", ".local/share/man/man8/secretd.8",
+      "data/bash-completion/completions/secretctl", "data/zsh/site-functions/_secretctl",
+      "data/fish/vendor_completions.d/secretctl.fish", "config/systemd/user/secretd-credentials.socket",
+      "data/dbus-1/services/org.freedesktop.secrets.service",
+    ] {
+      #expect(installed.contains(expected), "\(expected) not in \(installed.sorted())")
+    }
+    let manual = try String(contentsOf: home.appending(path: ".local/share/man/man8/secretd.8"), encoding: .utf8)
+    #expect(manual.contains("secretd run"), "the manual page is secretd's own")
+    let uninstall = try runProcess(
+      Self.packageRoot.appending(path: "scripts/install").path, ["--uninstall"], environment: environment, in: home)
+    #expect(uninstall.status == 0, "\(uninstall.stderrText)")
+    #expect(Set(files()).subtracting(before).isEmpty, "left: \(Set(files()).subtracting(before).sorted())")
+  }
 }
