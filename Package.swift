@@ -73,7 +73,7 @@ let package = Package(
     // Test support: private buses and real providers for every test target.
     .target(
       name: "SecretTestSupport", dependencies: ["SecretClient"], path: "Tests/SecretTestSupport",
-      exclude: ["AllocationCounter"], swiftSettings: swiftSettings),
+      exclude: ["AllocationCounter", "SecretScan"], swiftSettings: swiftSettings),
     // Which tests may run here (root, mounting) and how a container check that cannot is reported.
     .target(
       name: "TestGates", dependencies: ["SecretTestSupport"], path: "Tests/TestGates", swiftSettings: swiftSettings),

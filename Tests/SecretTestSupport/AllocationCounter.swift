@@ -103,27 +103,32 @@ public final class AllocationCounter: Sendable {
     }
   }
 
-  /// The preload library, compiled from its source with the toolchain's clang into .build once
-  /// per version of the source.
+  /// The preload library, compiled from its source (see ``compiledPreloadLibrary(_:)``).
   private static func preloadLibrary() throws -> URL {
-    let source = URL(filePath: #filePath).deletingLastPathComponent().appending(
-      path: "AllocationCounter/allocation-counter.c")
-    let text = try Data(contentsOf: source)
-    let hash = text.reduce(UInt64(14_695_981_039_346_656_037)) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
-    let folder = source.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-      .deletingLastPathComponent().appending(path: ".build/allocation-counter")
-    let library = folder.appending(path: "allocation-counter-\(String(hash, radix: 16)).so")
-    if FileManager.default.fileExists(atPath: library.path) { return library }
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    let swift = try resolveExecutable("swift").resolvingSymlinksInPath()
-    let clang = swift.deletingLastPathComponent().appending(path: "clang")
-    let building = folder.appending(path: "building-\(UUID().uuidString).so")
-    let compile = try runProcess(
-      clang.path, ["-shared", "-fPIC", "-O2", "-o", building.path, source.path], environment: environmentWithoutBus,
-      in: folder)
-    guard compile.status == 0 else { throw HarnessError("cannot compile \(source.path): \(compile.stderrText)") }
-    // Renamed into place: tests that compile it at once each get a whole file.
-    guard rename(building.path, library.path) == 0 else { throw HarnessError("cannot rename \(building.path)") }
-    return library
+    try compiledPreloadLibrary(
+      URL(filePath: #filePath).deletingLastPathComponent().appending(path: "AllocationCounter/allocation-counter.c"))
   }
+}
+
+/// A library to preload (LD_PRELOAD), compiled from the C file `source` with the toolchain's
+/// clang into .build once per version of the source.
+public func compiledPreloadLibrary(_ source: URL) throws -> URL {
+  let text = try Data(contentsOf: source)
+  let hash = text.reduce(UInt64(14_695_981_039_346_656_037)) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
+  let name = source.deletingPathExtension().lastPathComponent
+  let folder = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appending(path: ".build/\(name)")
+  let library = folder.appending(path: "\(name)-\(String(hash, radix: 16)).so")
+  if FileManager.default.fileExists(atPath: library.path) { return library }
+  try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+  let swift = try resolveExecutable("swift").resolvingSymlinksInPath()
+  let clang = swift.deletingLastPathComponent().appending(path: "clang")
+  let building = folder.appending(path: "building-\(UUID().uuidString).so")
+  let compile = try runProcess(
+    clang.path, ["-shared", "-fPIC", "-O2", "-o", building.path, source.path], environment: environmentWithoutBus,
+    in: folder)
+  guard compile.status == 0 else { throw HarnessError("cannot compile \(source.path): \(compile.stderrText)") }
+  // Renamed into place: tests that compile it at once each get a whole file.
+  guard rename(building.path, library.path) == 0 else { throw HarnessError("cannot rename \(building.path)") }
+  return library
 }
