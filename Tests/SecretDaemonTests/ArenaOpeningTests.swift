@@ -57,6 +57,12 @@ struct ArenaOpeningTests {
     for (offset, word) in blocks(of: memory).dropFirst(converted) {
       let legacy = UInt64(word.state.rawValue) | UInt64(word.kind.rawValue) << 8 | UInt64(word.size) << 16
       memory.base.storeBytes(of: legacy.littleEndian, toByteOffset: offset, as: UInt64.self)
+      guard word.state == .committed, word.kind == .collection else { continue }
+      for field in [CollectionRecord.modifiedOffset, CollectionRecord.lockedOffset] {
+        let place = offset + ArenaLayout.blockHeaderSize + field
+        let bare = memory.base.load(fromByteOffset: place, as: UInt64.self) & 0xFFFF_FFFF_FFFF
+        memory.base.storeBytes(of: bare, toByteOffset: place, as: UInt64.self)
+      }
     }
     memset(memory.base + 56, 0, 32)  // counter A's checksum and counter B: layout 1 had neither
     let header = UnsafeMutableRawBufferPointer(start: memory.base, count: ArenaLayout.headerSize)
@@ -224,6 +230,30 @@ struct ArenaOpeningTests {
       memory.base.storeBytes(of: torn.littleEndian, toByteOffset: offset, as: UInt64.self)
       #expect(throws: ArenaError.self, "the word at \(offset)") {
         try Arena.open(memory, isValidName: Store.isValidName)
+      }
+    }
+  }
+
+  @Test(
+    "a collection's in-place field (its modified time or its lock) with any byte changed is refused, not read as another value"
+  )
+  func aDamagedInPlaceFieldIsRefused() throws {
+    let store = try Self.filledStore()
+    let collections = Self.blocks(of: try Self.copy(store.arena)).filter {
+      $0.word.state == .committed && $0.word.kind == .collection
+    }
+    #expect(collections.count == 2)
+    for (offset, _) in collections {
+      for field in [CollectionRecord.modifiedOffset, CollectionRecord.lockedOffset] {
+        for byte in 0..<8 {
+          let damaged = try Self.copy(store.arena)
+          let place = offset + ArenaLayout.blockHeaderSize + field + byte
+          damaged.base.storeBytes(
+            of: damaged.base.load(fromByteOffset: place, as: UInt8.self) ^ 0x04, toByteOffset: place, as: UInt8.self)
+          #expect(throws: ArenaError.self, "byte \(byte) of field \(field) at \(offset)") {
+            try Arena.open(damaged, isValidName: Store.isValidName)
+          }
+        }
       }
     }
   }

@@ -87,6 +87,10 @@ final class Arena {
     let contents = try scan.resolve(isValidName: isValidName)
     if legacy {
       for (offset, word) in scan.blocks { arena.setWord(at: offset, word.state, word.kind, size: word.size) }
+      for found in contents.collections {
+        arena.storeInPlace(found.record.modified, at: found.offset, field: CollectionRecord.modifiedOffset)
+        arena.storeInPlace(found.record.locked ? 1 : 0, at: found.offset, field: CollectionRecord.lockedOffset)
+      }
     }
     arena.nextSequence = scan.highestSequence + 1
     arena.nextItemNumber = max(counters.item, (contents.items.map { $0.found.record.number }.max() ?? 0) + 1)
@@ -189,7 +193,7 @@ final class Arena {
   /// Writes `value` at `field` of the payload at `offset`, in place (the fields left out of
   /// the checksum: a collection's modified time and lock).
   func storeInPlace(_ value: UInt64, at offset: Int, field: Int) {
-    store(value, at: offset + ArenaLayout.blockHeaderSize + field)
+    store(ArenaLayout.LiveField.encoded(value, field: field), at: offset + ArenaLayout.blockHeaderSize + field)
   }
 
   /// The largest block a record could be written in now.

@@ -10,11 +10,11 @@
 //   block (16-byte aligned, at least 32 bytes)
 //     0  the block word (u64, written in one store: the commit point; see BlockWord)
 //     8  sequence (u64)           16 checksum (u64)           24 payload length (u32)
-//     32 payload; a collection's first 16 bytes (modified, locked) are written in place and
-//        left out of its checksum
+//     32 payload; a collection's first 16 bytes (modified, locked) are written in place, each
+//        with a check of its own (see LiveField), and left out of the record's checksum
 //
-// Layout 1 had the counters at 40 and 48 with no checksum and block words with no check; an
-// arena of layout 1 is checked as before, then converted in place when it is opened.
+// Layout 1 had the counters at 40 and 48 with no checksum, and block words and in-place fields
+// with no check; an arena of layout 1 is checked as before, then converted in place when opened.
 
 /// Where things are in an arena, and the one checksum every record carries.
 enum ArenaLayout {
@@ -117,6 +117,32 @@ enum ArenaLayout {
     private static func check(_ low: UInt64, at offset: Int) -> UInt16 {
       withUnsafeBytes(of: low.littleEndian) { bytes in
         UInt16(truncatingIfNeeded: checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<6]), seed: UInt64(offset)))
+      }
+    }
+  }
+
+  /// A field written in place, outside its record's checksum (a collection's modified time and
+  /// lock). Layout 2: the value in the low six bytes, a 16-bit check of them and of the field's
+  /// place in the top two; each is one aligned store, so a crash never tears it, and damage is
+  /// found. Layout 1 kept the bare value.
+  enum LiveField {
+    static func encoded(_ value: UInt64, field: Int) -> UInt64 {
+      let low = min(value, 0xFFFF_FFFF_FFFF)
+      return low | UInt64(check(low, field: field)) << 48
+    }
+
+    /// The value; nil when it does not check out. `legacy` also takes a bare value.
+    static func decoded(_ word: UInt64, field: Int, legacy: Bool) -> UInt64? {
+      let low = word & 0xFFFF_FFFF_FFFF
+      if legacy && word >> 48 == 0 { return low }
+      return UInt16(word >> 48) == check(low, field: field) ? low : nil
+    }
+
+    private static func check(_ low: UInt64, field: Int) -> UInt16 {
+      withUnsafeBytes(of: low.littleEndian) { bytes in
+        UInt16(
+          truncatingIfNeeded: checksum(
+            UnsafeRawBufferPointer(rebasing: bytes[0..<6]), seed: 0x4C49_5645 ^ UInt64(field)))
       }
     }
   }

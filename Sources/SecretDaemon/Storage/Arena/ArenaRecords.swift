@@ -83,15 +83,21 @@ struct CollectionRecord: Equatable {
   var payloadCount: Int { 40 + name.utf8.count + label.utf8.count }
 
   func write(to writer: inout RecordWriter) {
-    for value in [modified, locked ? 1 : 0, id, created] { writer.append(value) }
+    writer.append(ArenaLayout.LiveField.encoded(modified, field: Self.modifiedOffset))
+    writer.append(ArenaLayout.LiveField.encoded(locked ? 1 : 0, field: Self.lockedOffset))
+    for value in [id, created] { writer.append(value) }
     writer.append(UInt32(name.utf8.count))
     writer.append(UInt32(label.utf8.count))
     writer.appendBytes(name)
     writer.appendBytes(label)
   }
 
-  static func read(_ reader: inout RecordReader) throws(ArenaError) -> CollectionRecord {
-    let (modified, locked, id, created) = try (reader.u64(), reader.u64(), reader.counter(), reader.u64())
+  /// `legacy`: its in-place fields may be layout 1's bare values.
+  static func read(_ reader: inout RecordReader, legacy: Bool) throws(ArenaError) -> CollectionRecord {
+    let (modifiedWord, lockedWord, id, created) = try (reader.u64(), reader.u64(), reader.counter(), reader.u64())
+    guard let modified = ArenaLayout.LiveField.decoded(modifiedWord, field: modifiedOffset, legacy: legacy),
+      let locked = ArenaLayout.LiveField.decoded(lockedWord, field: lockedOffset, legacy: legacy), locked <= 1
+    else { throw .malformed("a collection's in-place field does not check out") }
     let (nameCount, labelCount) = try (reader.count(), reader.count())
     let record = CollectionRecord(
       modified: modified, locked: locked != 0, id: id, created: created, name: try reader.text(nameCount),

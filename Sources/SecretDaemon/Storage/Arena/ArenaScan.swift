@@ -16,9 +16,12 @@ struct ArenaScan {
   private(set) var highestSequence: UInt64 = 0
   /// Every block, in order, as its word says.
   private(set) var blocks: [(offset: Int, word: ArenaLayout.BlockWord)] = []
+  /// Whether the arena may be of layout 1.
+  private let legacy: Bool
 
   /// Walks the blocks; `legacy` reads layout 1's unchecked words too.
   init(_ arena: Arena, legacy: Bool) throws(ArenaError) {
+    self.legacy = legacy
     var offset = ArenaLayout.headerSize
     while offset < arena.size {
       let raw = arena.load(at: offset)
@@ -56,7 +59,8 @@ struct ArenaScan {
     var reader = RecordReader(UnsafeRawBufferPointer(arena.payload(at: offset)))
     switch kind {
     case .collection:
-      collections.append(FoundRecord(offset: offset, sequence: sequence, record: try CollectionRecord.read(&reader)))
+      collections.append(
+        FoundRecord(offset: offset, sequence: sequence, record: try CollectionRecord.read(&reader, legacy: legacy)))
     case .item:
       let (record, secretOffset) = try ItemRecord.read(&reader)
       items.append((FoundRecord(offset: offset, sequence: sequence, record: record), secretOffset))
