@@ -47,7 +47,8 @@ let package = Package(
     // The same keys over OpenBao's KV v2 (HTTP, FoundationNetworking), for fleets; its own module so
     // that nothing else loads libcurl.
     .target(
-      name: "SecretsOpenBao", dependencies: ["Secrets", "SecretClient", "SystemCalls"], swiftSettings: swiftSettings),
+      name: "SecretsOpenBao", dependencies: ["Secrets", "SecretClient", "SharedState", "SystemCalls"],
+      swiftSettings: swiftSettings),
     .target(
       name: "SecretDaemon",
       dependencies: [

@@ -53,16 +53,3 @@ extension ServiceHandle {
     )
   }
 }
-
-/// Copies a libsecret `SecretValue` into Swift and releases the reference.
-/// The C value lives in libsecret's secure memory and is wiped when released.
-func takeValue(_ value: OpaquePointer) -> SecretValue {
-  defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-  var length: gsize = 0
-  let contentType = secret_value_get_content_type(value).map { String(cString: $0) } ?? "application/octet-stream"
-  guard let bytes = secret_value_get(value, &length), length > 0 else {
-    return SecretValue(bytes: [], contentType: contentType)
-  }
-  let buffer = UnsafeRawBufferPointer(start: bytes, count: Int(length))
-  return SecretValue(bytes: Array(buffer), contentType: contentType)
-}

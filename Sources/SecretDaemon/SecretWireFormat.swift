@@ -1,0 +1,46 @@
+// The Secret Service's secret struct (oayays) as it crosses the bus, made and read here only.
+import GLibBridge
+import TransferCrypto
+
+/// The (oayays) secret struct, both ways.
+enum SecretWireFormat {
+  static func make(_ wire: WireSecret) -> DBusValue {
+    .tuple([.objectPath(wire.sessionPath), .bytes(wire.parameters), wire.value, .string(wire.contentType)])
+  }
+
+  /// The secret a client's (oayays) carries, to be decoded through the session it names (which
+  /// the caller must own) straight into the store's record.
+  static func read(
+    _ secret: Variant?, daemon: Daemon, context: CallContext
+  ) throws(DBusError) -> (secret: SecretSource, contentType: String) {
+    guard let secret, secret.isOfType("(oayays)"), let sessionPath = secret.child(0)?.string,
+      let parameters = secret.child(1), let value = secret.child(2), let contentType = secret.child(3)?.string
+    else { throw .invalidArgs("a secret is (oayays): session, parameters, value, content type") }
+    let session: TransferSession
+    do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: context.sender) } catch {
+      throw DBusError(error)
+    }
+    if session.algorithm == .plain { context.receivedPlainSecret = true }
+    // Refused before decoding, so an oversized secret never takes memory; the store checks the
+    // exact size of the plaintext. A cipher pads it by at most one block.
+    let limit = daemon.store.limits.maxSecretSize
+    let smallestPlaintext = value.childCount - AES128CBC.blockSize
+    if smallestPlaintext > limit {
+      throw DBusError(StoreError.limitExceeded(.secretSize, actual: smallestPlaintext, maximum: limit))
+    }
+    let source = SecretSource.sent(maximumCount: value.childCount) { (destination) throws(CryptoError) -> Int in
+      let decoded = parameters.withBytes { parameterBytes in
+        value.withBytes { valueBytes in
+          Result { () throws(CryptoError) -> Int in
+            try session.decode(parameters: parameterBytes, value: valueBytes, into: destination)
+          }
+        }
+      }
+      guard case .some(.some(let result)) = decoded else {
+        throw .library("secret parameters and value are ay")
+      }
+      return try result.get()
+    }
+    return (source, contentType)
+  }
+}
