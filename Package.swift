@@ -52,7 +52,8 @@ let package = Package(
     .target(
       name: "SecretDaemon",
       dependencies: [
-        "CGio", "CSystemCalls", "GLibBridge", "SecretAddress", "SecretMemory", "SystemCalls", "TransferCrypto",
+        "CGcrypt", "CGio", "CSystemCalls", "GLibBridge", "SecretAddress", "SecretMemory", "SystemCalls",
+        "TransferCrypto",
       ],
       swiftSettings: swiftSettings),
     // The command-line parser and help of secretctl and secretd, and their version.

@@ -155,7 +155,7 @@ package enum Files {
   }
 
   /// Syncs a folder; the error, if the sync failed where it can work. Wraps fsync(2).
-  private static func syncDirectory(_ directory: String) -> Errno? {
+  package static func syncDirectory(_ directory: String) -> Errno? {
     let folder: FileDescriptor
     do { folder = try FileDescriptor.open(directory, .readOnly, options: .directory) } catch { return error }
     defer { folder.close() }

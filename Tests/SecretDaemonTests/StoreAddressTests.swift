@@ -61,7 +61,7 @@ struct StoreAddressTests {
     }
     #expect(try found(store.credential("own", for: "app.service")) == secretBytes(Array("own".utf8)))
     #expect(try found(store.credential("shared", for: "app.service")) == secretBytes(Array("shared".utf8)))
-    #expect(try found(store.credential("tagged", for: "app.service")) == nil)
+    #expect(found(store.credential("tagged", for: "app.service")) == nil)
   }
 
   private func found(_ lookup: CredentialLookup) -> SecretBytes? {
