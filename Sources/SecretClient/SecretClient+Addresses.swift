@@ -17,8 +17,8 @@ extension SecretClient {
   /// are exactly the address's, apart from those that describe an item rather than name it,
   /// `xdg:schema` (libsecret's schema name) and the expiry (`xdg:expires`, `expires-at`), which
   /// are left out of both. Every other attribute counts, `xdg:` ones included. Every call by
-  /// address, ``SecretClient/read(_:in:exactly:)``, ``SecretClient/write(_:attributes:label:in:exactly:)``
-  /// and ``SecretClient/delete(_:in:exactly:)`` with `exactly: true`, and secretd itself decide by it.
+  /// address, `read(_:in:exactly:)`, `write(_:attributes:label:in:exactly:)`
+  /// and `delete(_:in:exactly:)` with `exactly: true`, and secretd itself decide by it.
   ///
   /// ```swift
   /// SecretClient.isNamed(["service": "s", "xdg:schema": "x"], by: ["service": "s"])         // true

@@ -11,7 +11,7 @@ extension SecretClient {
   ///   - attributes: the attributes that identify the item; must not be empty.
   ///   - collection: search only this collection; `nil` searches them all.
   ///   - exactly: read only the item `attributes` name (``isNamed(_:by:)``), as
-  ///     ``read(service:account:in:)`` does; items with more attributes are ignored (costs a
+  ///     `read(service:account:in:)` does; items with more attributes are ignored (costs a
   ///     round trip per match).
   public func read(
     _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
