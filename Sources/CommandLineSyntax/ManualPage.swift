@@ -135,13 +135,16 @@ package struct ManualPage: Sendable {
   }
 
   /// Text made literal for roff: backslashes and dashes (`\-` stays ASCII when copied from the
-  /// page, which matters for options), and a leading `.` or `'` that would start a request.
+  /// page, which matters for options), an ellipsis as three dots (man renders for a terminal with
+  /// no locale in ASCII, where it has no glyph), and a leading `.` or `'` that would start a
+  /// request.
   package static func escaped(_ text: String) -> String {
     var escaped = ""
     for character in text {
       switch character {
       case "\\": escaped += "\\e"
       case "-": escaped += "\\-"
+      case "…": escaped += "..."
       default: escaped.append(character)
       }
     }

@@ -99,6 +99,13 @@ extension SecretClient {
     try withService { service throws(SecretError) in try service.providerStore() }
   }
 
+  /// Unlocks secretd's persistent collection (`secretd --persistent`) with its passphrase, or
+  /// sets the passphrase when it has none yet; returns whether it was set now. A wrong
+  /// passphrase throws and changes nothing.
+  public func unlockSealed(passphrase: SecretBytes) throws(SecretError) -> Bool {
+    try withService { service throws(SecretError) in try service.unlockSealed(passphrase: passphrase) }
+  }
+
   /// Lets go of the stores secretd refused at start (they are kept until then).
   public func discardRejectedStores() throws(SecretError) {
     try withService { service throws(SecretError) in try service.discardRejectedStores() }

@@ -64,6 +64,10 @@ public struct ProviderStore: Sendable, Hashable {
   public var rejected: [String]
   /// The largest secret the provider takes, in bytes (secretd's `--max-secret-size`).
   public var maxSecretSize: Int?
+  /// secretd's persistent collection (`--persistent`): `off`, `new` (no passphrase yet: the
+  /// first ``SecretClient/unlockSealed(passphrase:)`` sets it), `locked` or `unlocked`; nil
+  /// from a secretd that predates it.
+  public var sealedState: String?
 }
 
 /// Who provides the Secret Service on the bus.

@@ -17,16 +17,20 @@ package struct Configuration: Sendable {
   package var workerThreads: Int
   /// Keep secrets even where memory cannot be locked (they may then be swapped to disk).
   package var allowUnlockedMemory: Bool
+  /// Where the persistent collection `login` is sealed (`--persistent`); nil keeps everything
+  /// in memory only.
+  package var persistentFolder: String?
 
   package init(
     limits: Limits = Limits(), defaultTTL: UInt64? = nil, servedUser: UserID = .current, workerThreads: Int = 4,
-    allowUnlockedMemory: Bool = false
+    allowUnlockedMemory: Bool = false, persistentFolder: String? = nil
   ) {
     self.limits = limits
     self.defaultTTL = defaultTTL
     self.servedUser = servedUser
     self.workerThreads = workerThreads
     self.allowUnlockedMemory = allowUnlockedMemory
+    self.persistentFolder = persistentFolder
   }
 }
 

@@ -1,6 +1,9 @@
 // io.github.swiftsecrets.Secretd1 at /org/freedesktop/secrets: what secretd adds to the Secret
 // Service, for `secretctl status` and `secretctl store`: where its store lives, how much of the
-// budget it uses, whether the service manager keeps it, and the stores it refused.
+// budget it uses, whether the service manager keeps it, and the stores it refused; and, with
+// `--persistent`, the state of the sealed collection and the call that unlocks it.
+import GLibBridge
+import SecretMemory
 
 struct DaemonObject: BusObject {
   let daemon: Daemon
@@ -16,7 +19,14 @@ struct DaemonObject: BusObject {
         object.daemon.keeper.discardRejected()
         Log.info("the stores refused at start were discarded, as a client asked")
         return .tuple([])
-      }
+      },
+      // The Argon2id derivation runs outside the store's lock; the loading takes its write lock.
+      Method(
+        "UnlockWithPassphrase", in: [Argument("passphrase", "ay")], out: [Argument("created", "b")], access: .none,
+        cost: .unbounded
+      ) { object, arguments, context throws(DBusError) in
+        try object.unlockWithPassphrase(arguments, context: context)
+      },
     ],
     properties: [
       Property("StoreMemory", "s") { object throws(DBusError) in
@@ -33,5 +43,35 @@ struct DaemonObject: BusObject {
       Property("RejectedStores", "as") { object throws(DBusError) in
         .array(elementType: "s", object.daemon.keeper.rejections.map { .string($0) })
       },
+      Property("SealedCollection", "o") { object throws(DBusError) in
+        .objectPath(
+          object.daemon.keeper.sealed == nil ? ObjectPaths.none : ObjectPaths.collection(SealedCollection.name))
+      },
+      Property("SealedState", "s") { object throws(DBusError) in
+        .string(object.daemon.keeper.sealed?.state(in: object.daemon.store) ?? "off")
+      },
     ])
+
+  /// UnlockWithPassphrase(ay passphrase) -> (b created): unlocks the persistent collection, or
+  /// makes its key with this passphrase when it has none. The passphrase is copied into locked
+  /// memory, wiped when done, and never logged; the bus reader's buffer is scrubbed after.
+  private func unlockWithPassphrase(_ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
+    guard let sealed = daemon.keeper.sealed else {
+      throw .notSupported("secretd runs without --persistent: no collection is sealed on disk")
+    }
+    context.receivedPlainSecret = true
+    guard let value = arguments.child(0),
+      let copied = value.withBytes({ SecretBytes(lockedCopying: $0) }), let passphrase = copied
+    else { throw .noMemory("no locked memory for the passphrase (RLIMIT_MEMLOCK)") }
+    let created: Bool
+    do throws(UnlockError) {
+      created = try sealed.unlock(passphrase: passphrase, store: daemon.store, storeLock: daemon.storeLock)
+    } catch {
+      if error == .wrongPassphrase { Log.warning("a wrong passphrase for \(SealedCollection.name) was refused") }
+      throw DBusError(error)
+    }
+    daemon.announceChanges()
+    Log.info("\(ObjectPaths.collection(SealedCollection.name)) unlocked\(created ? " with a new data key" : "")")
+    return .tuple([.boolean(created)])
+  }
 }

@@ -77,6 +77,36 @@ extension DBusError {
           + "or start secretd with a larger \(Limit.memory.flag)")
     case .secretNotDecoded(let error):
       self = DBusError(error)
+    case .notPersisted(let collection, let reason):
+      self = .failed(
+        "secretd could not write the change to \(ObjectPaths.collection(collection)) on disk, so it made none: "
+          + reason)
+    case .needsPassphrase(let collection):
+      self = .isLocked(
+        "collection \(ObjectPaths.collection(collection)) is sealed on disk and opens only with its passphrase: "
+          + "run `secretctl unlock` in a terminal")
+    case .persistentCollection(let collection):
+      self = .notSupported(
+        "collection \(ObjectPaths.collection(collection)) is secretd's persistent collection: delete its items "
+          + "instead")
+    }
+  }
+
+  /// Converts a refused unlock of the persistent collection; nothing was changed.
+  init(_ error: UnlockError) {
+    let collection = ObjectPaths.collection(SealedCollection.name)
+    switch error {
+    case .wrongPassphrase:
+      self = DBusError(
+        name: "io.github.swiftsecrets.Secretd1.Error.WrongPassphrase",
+        message: "wrong passphrase: \(collection) stays locked and nothing was changed (each failure makes the next "
+          + "attempt wait longer)")
+    case .emptyPassphrase:
+      self = .invalidArgs("the first passphrase of \(collection) must not be empty")
+    case .keyFile(let reason), .log(let reason):
+      self = .failed("\(collection) was not unlocked: \(reason)")
+    case .store(let error):
+      self = DBusError(error)
     }
   }
 

@@ -10,6 +10,8 @@ struct Options {
   var busName = "org.freedesktop.secrets"
   var replace = false
   var allowReplacement = false
+  var persistent = false
+  var dataFolder: String?
   var configuration = Configuration()
 
   enum Outcome {
@@ -83,6 +85,21 @@ struct Options {
         return nil
       },
       Flag(
+        name: "--persistent", value: nil,
+        help: "also keep a collection 'login', the default, sealed on disk: it outlives a stop and a reboot "
+          + "(locked until `secretctl unlock`); 'session' stays in memory only"
+      ) { options, _ in
+        options.persistent = true
+        return nil
+      },
+      Flag(
+        name: "--data-folder", value: "DIR",
+        help: "where --persistent seals 'login' (default $XDG_DATA_HOME/secretd, else ~/.local/share/secretd)"
+      ) {
+        $0.dataFolder = $1
+        return $1.hasPrefix("/") ? nil : "--data-folder needs an absolute path"
+      },
+      Flag(
         name: "--default-ttl", value: "SECONDS",
         help: "expire items that carry no xdg:expires/expires-at attribute after SECONDS (default: never)"
       ) {
@@ -117,8 +134,8 @@ struct Options {
 
   /// What secretd is and does, for --help and the manual page.
   static let description = """
-    A freedesktop Secret Service provider that keeps secrets in memory only. Serves only the
-    user it runs as. Runs in the foreground; logs lifecycle events to stderr; exits 0 on
+    A freedesktop Secret Service provider that keeps secrets in memory only (with --persistent,
+    also a collection sealed on disk). Serves only the user it runs as. Runs in the foreground; logs lifecycle events to stderr; exits 0 on
     SIGTERM or SIGINT, 1 when it loses its name or the bus.
     """
 
@@ -177,7 +194,23 @@ struct Options {
         return .exit(status: usageError, message: "secretd: \(problem)\nTry 'secretd --help'.")
       }
     }
+    if options.persistent {
+      guard let folder = options.dataFolder ?? defaultDataFolder() else {
+        return .exit(
+          status: usageError, message: "secretd: --persistent needs $XDG_DATA_HOME, $HOME or --data-folder")
+      }
+      options.configuration.persistentFolder = folder
+    } else if options.dataFolder != nil {
+      return .exit(status: usageError, message: "secretd: --data-folder needs --persistent\nTry 'secretd --help'.")
+    }
     return .run(options)
+  }
+
+  /// `$XDG_DATA_HOME/secretd`, else `~/.local/share/secretd`; nil when neither is set.
+  static func defaultDataFolder() -> String? {
+    if let data = Environment.value(of: "XDG_DATA_HOME"), data.hasPrefix("/") { return data + "/secretd" }
+    if let home = Environment.value(of: "HOME"), home.hasPrefix("/") { return home + "/.local/share/secretd" }
+    return nil
   }
 
   /// `4096`, `64K`, `8M`, `1G`.

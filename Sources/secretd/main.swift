@@ -89,11 +89,13 @@ func runDaemon(_ options: Options) -> ExitStatus {
   }
   Log.info(
     "serving \(options.busName) as \(connection.uniqueName) on \(options.address ?? "the session bus") "
-      + "(pid \(ProcessID.current), uid \(UserID.current), memory only)")
+      + "(pid \(ProcessID.current), uid \(UserID.current), "
+      + (options.configuration.persistentFolder == nil ? "memory only)" : "login sealed on disk)"))
   loop.run()
   let count = daemon.itemCount == 1 ? "1 item" : "\(daemon.itemCount) items"
   let items =
-    keeper.isKept ? "\(count) kept by the service manager for the next secretd" : "\(count) dropped from memory"
+    (keeper.isKept ? "\(count) kept by the service manager for the next secretd" : "\(count) dropped from memory")
+    + (options.configuration.persistentFolder == nil ? "" : " (login's sealed on disk)")
   switch ending {
   case .signal(let name):
     Log.info("\(name) received; stopped, \(items)")

@@ -27,6 +27,8 @@ struct ManualPageTests {
     var environment = environmentWithoutBus
     environment["MANWIDTH"] = "100"
     environment["MANPAGER"] = "cat"
+    // As a machine with no locale renders it (a fresh container): in ASCII.
+    for locale in ["LANG", "LC_ALL", "LC_CTYPE", "LANGUAGE"] { environment[locale] = nil }
     let man = try runProcess(
       "man", ["--warnings", "-l", file.path], environment: environment, in: FileManager.default.temporaryDirectory)
     #expect(man.status == 0, "\(man.stderrText)")

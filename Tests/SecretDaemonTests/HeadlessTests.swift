@@ -85,6 +85,22 @@ struct HeadlessTests {
     #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "secretd-agent").path))
   }
 
+  @Test("in fish, the agent's --fish lines serve secret-tool, and its --kill lines forget the bus")
+  func theAgentSpeaksFish() throws {
+    let (folder, environment) = try Self.scratch()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let script = """
+      eval ($argv[1] --agent --fish | string collect); or exit 10
+      printf fishy | secret-tool store --label=fish service fish account f; or exit 11
+      secret-tool lookup service fish account f; and echo
+      eval ($argv[1] --agent --kill --fish | string collect)
+      echo "after=[$DBUS_SESSION_BUS_ADDRESS]"
+      """
+    let fish = try runProcess("fish", ["-c", script, secretdPath()], environment: environment, in: folder)
+    #expect(fish.status == 0, "\(fish.stderrText)")
+    #expect(fish.stdoutText == "fishy\nafter=[]\n", "\(fish.stderrText)")
+  }
+
   @Test("on a bus that already has a Secret Service, secretd --agent starts nothing and prints nothing to evaluate")
   func theAgentStartsNothingWhereAProviderServes() async throws {
     try await withProvider(.secretd) { instance in

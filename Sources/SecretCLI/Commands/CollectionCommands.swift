@@ -19,19 +19,62 @@ enum CollectionCommands {
     return .success
   }
 
+  static let passwordStdin = OptionSpec(
+    "password-stdin", help: "Read secretd's passphrase from stdin (one trailing newline dropped), not the terminal.")
+
   static let unlock = CommandSpec(
     "unlock", summary: "Unlock a collection.",
     discussion: """
       Providers such as gnome-keyring ask for the keyring's password through a desktop prompt;
       without a desktop that prompt cannot be shown and unlock fails with status 3.
-      Exit status: 0 unlocked, 1 no such collection, 3 Secret Service error.
+      secretd's persistent collection (secretd --persistent: login, the default) is unlocked
+      here with its passphrase, asked on the terminal with echo off or read from stdin with
+      --password-stdin; the first unlock sets the passphrase (asked twice on a terminal).
+      Exit status: 0 unlocked, 1 no such collection, 2 passphrases differ, 3 Secret Service
+      error (a wrong passphrase among them).
       """,
-    arguments: [collection]
+    arguments: [collection], options: [passwordStdin]
   ) { arguments, console throws(CLIError) in
-    let target = CollectionID(arguments.argument(collection.name) ?? "default")
+    let name = arguments.argument(collection.name) ?? "default"
+    let target = CollectionID(name)
     let client = console.client()
+    let sealedState = try? client.providerStore()?.sealedState
+    let namesSealed = ["default", "login", "/org/freedesktop/secrets/collection/login"].contains(name)
+    if let state = sealedState, state == "new" || state == "locked", namesSealed {
+      let passphrase = try readPassphrase(arguments, console: console, creating: state == "new")
+      let created = try service(client) { () throws(SecretError) in try client.unlockSealed(passphrase: passphrase) }
+      if created { try? console.error.writeAll("the persistent collection login now opens with this passphrase\n") }
+      return .success
+    }
+    if arguments.flag(passwordStdin.long) && !(sealedState == "unlocked" && namesSealed) {
+      throw .usage("--password-stdin is for secretd's persistent collection (secretd --persistent) alone")
+    }
     try service(client) { () throws(SecretError) in try client.unlock(target) }
     return .success
+  }
+
+  /// secretd's passphrase, from stdin with --password-stdin, else asked on the terminal (twice
+  /// when it is being set). Only ever in SecretBytes.
+  private static func readPassphrase(_ arguments: ParsedArguments, console: Console, creating: Bool) throws(CLIError)
+    -> SecretBytes
+  {
+    let passphrase = SecretBytes()
+    if arguments.flag(passwordStdin.long) {
+      guard passphrase.read(from: console.input, until: { $0.count > 64 * 1024 }), passphrase.count <= 64 * 1024 else {
+        throw .usage("cannot read the passphrase from stdin (at most 64 KiB)")
+      }
+      passphrase.trimOneNewline()
+    } else {
+      let prompt = creating ? "New passphrase for secretd's login collection: " : "Passphrase for secretd's login: "
+      try Terminal.readSecret(prompt: prompt, into: passphrase)
+      if creating {
+        let again = SecretBytes()
+        try Terminal.readSecret(prompt: "Again: ", into: again)
+        guard passphrase == again else { throw .usage("the two entries differ; nothing was set") }
+      }
+    }
+    guard passphrase.count > 0 else { throw .usage("no passphrase given; nothing was unlocked") }
+    return passphrase
   }
 
   static let status = CommandSpec(

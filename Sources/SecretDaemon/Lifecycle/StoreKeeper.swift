@@ -17,6 +17,8 @@ package final class StoreKeeper {
   static let openingName = "opening"
 
   let store: Store
+  /// The persistent collection's backing, with `--persistent`.
+  let sealed: SealedCollection?
   /// Why an arena the service manager handed back was refused, one line each.
   package private(set) var rejections: [String]
   /// Refused arenas this process holds, to keep them with the service manager.
@@ -83,6 +85,14 @@ package final class StoreKeeper {
       }
     }
     report.append(Self.describeMemory(store, configuration))
+    if let folder = configuration.persistentFolder {
+      sealed = try SealedCollection.attach(folder: folder, to: store)
+      report.append(
+        "the persistent collection \(SealedCollection.name) (the default) is sealed in \(folder); it is locked until "
+          + "unlocked with its passphrase (secretctl unlock)")
+    } else {
+      sealed = nil
+    }
     self.report = report
   }
 

@@ -26,6 +26,12 @@ extension DataKey {
 
   /// Seals `plaintext` under `associatedData`: nonce, ciphertext, tag.
   func seal(_ plaintext: SecretBytes, associatedData: [UInt8]) throws(SealingError) -> [UInt8] {
+    try plaintext.withUnsafeBytes { (plain) throws(SealingError) in try seal(plain, associatedData: associatedData) }
+  }
+
+  /// Seals the bytes at `plaintext` (read in place, such as a record in the arena) under
+  /// `associatedData`: nonce, ciphertext, tag.
+  func seal(_ plaintext: UnsafeRawBufferPointer, associatedData: [UInt8]) throws(SealingError) -> [UInt8] {
     var sealed = [UInt8](repeating: 0, count: Self.sealOverhead + plaintext.count)
     try sealed.withMutableRawBytes { (output) throws(SealingError) in
       let nonce = UnsafeMutableRawBufferPointer(rebasing: output[..<SealingCalls.nonceLength])
@@ -34,12 +40,10 @@ extension DataKey {
       let tag = UnsafeMutableRawBufferPointer(rebasing: output[(output.count - SealingCalls.tagLength)...])
       SealingCalls.nonce(nonce)
       try bytes.withUnsafeBytes { (key) throws(SealingError) in
-        try plaintext.withUnsafeBytes { (plain) throws(SealingError) in
-          try associatedData.withRawBytes { (data) throws(SealingError) in
-            try SealingCalls.sealGCM(
-              key: key, nonce: UnsafeRawBufferPointer(nonce), associatedData: data, plaintext: plain,
-              ciphertext: body, tag: tag)
-          }
+        try associatedData.withRawBytes { (data) throws(SealingError) in
+          try SealingCalls.sealGCM(
+            key: key, nonce: UnsafeRawBufferPointer(nonce), associatedData: data, plaintext: plaintext,
+            ciphertext: body, tag: tag)
         }
       }
     }

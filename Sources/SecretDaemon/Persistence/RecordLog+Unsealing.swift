@@ -13,6 +13,17 @@ extension RecordLog {
     try append(LogRecord(kind: .put, identity: identity, sealed: sealed))
   }
 
+  /// Seals the bytes at `plaintext` (read in place) as the next generation of `slot` and
+  /// appends them (synced on return).
+  package func put(_ plaintext: UnsafeRawBufferPointer, in slot: RecordSlot, key: DataKey) throws(RecordLogError) {
+    let identity = RecordIdentity(collection: slot.collection, item: slot.item, generation: nextGeneration)
+    let sealed: [UInt8]
+    do { sealed = try key.seal(plaintext, associatedData: identity.associatedData(kind: .put)) } catch {
+      throw .sealing(path: path, record: "\(identity)", error)
+    }
+    try append(LogRecord(kind: .put, identity: identity, sealed: sealed))
+  }
+
   /// Appends a sealed delete of `slot` (synced on return).
   package func delete(_ slot: RecordSlot, key: DataKey) throws(RecordLogError) {
     let identity = RecordIdentity(collection: slot.collection, item: slot.item, generation: nextGeneration)

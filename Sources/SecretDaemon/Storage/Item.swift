@@ -61,6 +61,8 @@ final class StoredCollection {
   var block: Int
   var items: [Int: StoredItem] = [:]
   var index = AttributeIndex()
+  /// Where its items are kept besides the arena; nil for a collection in memory only.
+  var backing: (any CollectionBacking)?
 
   init(_ record: CollectionRecord, block: Int) {
     id = record.id

@@ -12,10 +12,11 @@ extension Store {
   }
 
   /// Writes an item's record, its secret from `secret`, replacing `old`'s record once it is
-  /// committed. Returns where the record and the secret are.
-  func writeItem(_ record: ItemRecord, secret: SecretSource, replacing old: StoredItem?) throws(StoreError) -> (
-    block: Int, secretOffset: Int, secretCount: Int
-  ) {
+  /// committed. `backing` records the whole record first (before the arena commits it): when
+  /// it refuses, nothing is written. Returns where the record and the secret are.
+  func writeItem(
+    _ record: ItemRecord, secret: SecretSource, replacing old: StoredItem?, backing: (any CollectionBacking)? = nil
+  ) throws(StoreError) -> (block: Int, secretOffset: Int, secretCount: Int) {
     var record = record
     switch secret {
     case .sent(let maximumCount, _): record.secretCount = maximumCount
@@ -38,6 +39,8 @@ extension Store {
       record.secretCount = secretCount
       var writer = RecordWriter(payload)
       record.write(to: &writer)
+      try backing?.persist(
+        item: Int(record.number), payload: UnsafeRawBufferPointer(rebasing: payload[..<(before + secretCount)]))
       return before + secretCount
     }
     guard let block = written else { throw noRoom(for: payloadCount) }

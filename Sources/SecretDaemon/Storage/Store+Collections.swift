@@ -54,6 +54,7 @@ extension Store {
   func deleteCollection(_ name: String) throws(StoreError) {
     let collection = try collection(name)
     if collection.locked { throw .locked(collection: name) }
+    if collection.backing != nil { throw .persistentCollection(name) }
     arena.release(collection.block)
     for number in collection.items.keys.sorted() {
       removeItem(collection, number)
@@ -76,8 +77,19 @@ extension Store {
     onEvent(.collectionChanged(name, label: label, locked: collection.locked))
   }
 
+  /// Locks or unlocks a collection. Locking a persistent one wipes its items from the arena
+  /// (its backing keeps them) and closes its backing; unlocking one whose backing is closed
+  /// needs its passphrase (``StoreError/needsPassphrase(collection:)``).
   func setLocked(_ name: String, _ locked: Bool) throws(StoreError) {
     let collection = try collection(name)
+    if let backing = collection.backing {
+      if locked {
+        wipeItems(of: collection)
+        backing.close()
+      } else if !backing.isOpen {
+        throw .needsPassphrase(collection: name)
+      }
+    }
     guard collection.locked != locked else { return }
     collection.locked = locked
     arena.storeInPlace(locked ? 1 : 0, at: collection.block, field: CollectionRecord.lockedOffset)

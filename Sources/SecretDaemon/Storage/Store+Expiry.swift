@@ -12,6 +12,12 @@ extension Store {
       guard let collection = collections[next.reference.collection],
         let item = collection.items[next.reference.item], let expiresAt = item.expiresAt, expiresAt <= now
       else { continue }
+      // An expired item is no longer served; one whose deletion cannot be recorded stays in
+      // memory, unserved, and expires again from its backing when next loaded.
+      do throws(StoreError) { try collection.backing?.persistDeletion(item: next.reference.item) } catch {
+        Log.warning("expired item \(next.reference.item) of \(collection.name) not deleted on disk: \(error)")
+        continue
+      }
       removeItem(collection, next.reference.item)
     }
     return expiries.peek?.time

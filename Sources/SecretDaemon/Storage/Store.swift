@@ -16,6 +16,12 @@ enum StoreError: Error, Equatable {
   case invalidName(String)
   /// What the client sent could not be decoded into a secret.
   case secretNotDecoded(CryptoError)
+  /// The change could not be written to the collection's backing; nothing was changed.
+  case notPersisted(collection: String, reason: String)
+  /// The collection is sealed on disk and only its passphrase unlocks it.
+  case needsPassphrase(collection: String)
+  /// A persistent collection cannot be deleted (its items can).
+  case persistentCollection(String)
 }
 
 /// A reference to one item. Item numbers are unique across the store and never reused, so an
@@ -170,7 +176,7 @@ final class Store {
     let record = ItemRecord(
       number: UInt64(number), collectionID: collection.id, created: now, modified: now, expiresAt: expiry,
       label: label, type: type, contentType: contentType, attributes: attributes, secretCount: 0)
-    let placed = try writeItem(record, secret: secret, replacing: nil)
+    let placed = try writeItem(record, secret: secret, replacing: nil, backing: collection.backing)
     // Numbers are never reused: taken for good once a record may carry one.
     arena.nextItemNumber = UInt64(number + 1)
     let item = StoredItem(
@@ -196,9 +202,12 @@ final class Store {
     }
   }
 
+  /// Deletes an item; a persistent collection's backing records the deletion first.
   func deleteItem(_ reference: ItemReference) throws(StoreError) {
     _ = try unlockedItem(reference)
-    removeItem(try collection(reference.collection), reference.item)
+    let collection = try collection(reference.collection)
+    try collection.backing?.persistDeletion(item: reference.item)
+    removeItem(collection, reference.item)
   }
 
   /// Removes an item from the index and the arena (its record is wiped there).
@@ -262,7 +271,8 @@ final class Store {
     item.modified = now
     do throws(StoreError) {
       let placed = try writeItem(
-        item.record(number: reference.item, collection: collection.id), secret: secret, replacing: item)
+        item.record(number: reference.item, collection: collection.id), secret: secret, replacing: item,
+        backing: collection.backing)
       (item.block, item.secretOffset, item.secretCount) = (placed.block, placed.secretOffset, placed.secretCount)
     } catch {
       (item.label, item.type, item.contentType) = (saved.label, saved.type, saved.contentType)
