@@ -46,7 +46,6 @@ enum Agent {
 
   static func start(shell: Shell, secretdOptions: [String]) -> ExitStatus {
     do throws(LaunchError) {
-      try makeFolder()
       if let running = runningAgent() {
         Log.plain("secretd: the agent started earlier serves \(running.address) (pid \(running.pid))")
         print(lines(shell, address: running.address, pid: running.pid), terminator: "")

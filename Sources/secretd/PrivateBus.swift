@@ -68,14 +68,17 @@ struct LaunchedSecretd {
     return secretd
   }
 
-  /// Waits until secretd owns org.freedesktop.secrets on `address`, at most 20 seconds.
+  /// Waits until secretd owns org.freedesktop.secrets on `address`, at most 20 seconds, asking
+  /// the bus over one connection.
   private func waitUntilServing(_ address: String) throws(LaunchError) {
     let deadline = ContinuousClock.now + .seconds(20)
+    var bus: BusConnection?
     while ContinuousClock.now < deadline {
       if let status = pid.exitStatusIfEnded() {
         throw LaunchError(description: "secretd ended at start (status \(status)); its log says why")
       }
-      if let bus = try? BusConnection(address: address), bus.hasOwner(Options().busName) { return }
+      bus = bus ?? (try? BusConnection(address: address))
+      if let bus, bus.hasOwner(Options().busName) { return }
       NativeThread.sleep(milliseconds: 10)
     }
     throw LaunchError(description: "secretd did not take its name on \(address) within 20 s")
