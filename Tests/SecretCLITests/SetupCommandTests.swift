@@ -36,6 +36,45 @@ struct SetupCommandTests {
     #expect(!FileManager.default.fileExists(atPath: activation.path))
   }
 
+  @Test(
+    "setup --persistent starts secretd with --persistent, lets the unit write its private data folder only; a later setup keeps it; --undo ends it and keeps the data"
+  )
+  func persistentSetup() throws {
+    let home = FileManager.default.temporaryDirectory.appending(path: "setup-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: home) }
+    let environment = Self.environment(home)
+    let activation = home.appending(path: "data/dbus-1/services/org.freedesktop.secrets.service")
+    let dropIn = home.appending(path: "config/systemd/user/secretd.service.d/persistent.conf")
+    let data = home.appending(path: "data/secretd")
+    let secretd = try builtExecutable("secretd").path
+    func setup(_ arguments: [String]) throws -> ProcessOutput {
+      try runProcess(try secretctlPath(), ["setup"] + arguments, environment: environment, in: home)
+    }
+    let plain = try setup([])
+    #expect(plain.status == 0 && !FileManager.default.fileExists(atPath: dropIn.path), "\(plain.stderrText)")
+    let persistent = try setup(["--persistent"])
+    #expect(persistent.status == 0, "\(persistent.stderrText)")
+    #expect(try String(contentsOf: activation, encoding: .utf8).contains("\nExec=\(secretd) --persistent\n"))
+    let unit = try String(contentsOf: dropIn, encoding: .utf8)
+    #expect(unit.contains("\nExecStart=\nExecStart=\(secretd) --persistent\n"), "\(unit)")
+    #expect(unit.contains("\nReadWritePaths=\(data.path)\n"), "\(unit)")
+    let mode = try FileManager.default.attributesOfItem(atPath: data.path)[.posixPermissions] as? Int
+    #expect(mode == 0o700)
+    let again = try setup([])
+    #expect(again.status == 0, "\(again.stderrText)")
+    #expect(try String(contentsOf: activation, encoding: .utf8).contains("\nExec=\(secretd) --persistent\n"))
+    try Data("sealed".utf8).write(to: data.appending(path: "login.log"))
+    let undo = try setup(["--undo"])
+    #expect(undo.status == 0, "\(undo.stderrText)")
+    #expect(
+      !FileManager.default.fileExists(atPath: dropIn.path) && !FileManager.default.fileExists(atPath: activation.path))
+    #expect(FileManager.default.fileExists(atPath: data.appending(path: "login.log").path))
+    let memoryOnly = try setup([])
+    #expect(
+      try String(contentsOf: activation, encoding: .utf8).contains("\nExec=\(secretd)\n"), "\(memoryOnly.stdoutText)")
+  }
+
   @Test("--undo leaves an activation file that starts another provider alone, and says so")
   func undoLeavesAnotherProvidersFile() throws {
     let home = FileManager.default.temporaryDirectory.appending(path: "setup-\(UUID().uuidString)")

@@ -154,6 +154,25 @@ struct CredentialTests {
   }
 
   @Test(
+    "a credential asked for while the persistent collection is locked is said to be locked, not missing",
+    .needsRoot("a control group of a unit's name is made under the test's own"))
+  func aLockedPersistentCollectionSaysLockedNotMissing() async throws {
+    try await withProvider(.secretd, arguments: PersistentCollectionTests.arguments) { instance in
+      #expect(try PersistentCollectionTests.unlock(instance, "passphrase").status == 0)
+      try Self.secretctl(instance, ["credential", "set", "api-token"], input: "lasting-token")
+      let app = try CredentialAsker(instance, group: "\(CredentialAsker.slice())/app.service")
+      defer { app.remove() }
+      #expect(try app.ask(for: "app.service", "api-token") == Array("lasting-token".utf8))
+      // Locking wipes login's items from memory, as a start leaves them until the unlock.
+      try Self.secretctl(instance, ["lock"], input: "")
+      #expect(try app.ask(for: "app.service", "api-token").isEmpty)
+      let log = Self.log(instance)
+      #expect(log.contains("credential api-token for app.service: the collection"), "\(log)")
+      #expect(log.contains("unlock it (`secretctl unlock`)") && !log.contains("none stored"), "\(log)")
+    }
+  }
+
+  @Test(
     "a request from a group that only contains the unit's name (a group made inside another unit) is refused",
     .needsRoot("a control group of a unit's name is made at the top of the tree"))
   func aRequestFromAGroupNamedLikeTheUnitInsideAnotherIsRefused() async throws {

@@ -41,6 +41,23 @@ struct InstallTests {
     #expect(transcript.contains(" passed, 0 failed"), "\(transcript)")
   }
 
+  @Test(
+    "under a real systemd user manager, after setup --persistent, a login item survives a kill, stop and start, and a reboot (locked until unlocked); a session item only the kill; no plaintext on disk",
+    .needsRoot("booting a container with systemd needs root"))
+  func persistenceUnderARealUserManager() async throws {
+    let script = Self.packageRoot.appending(path: "scripts/check-persistence-in-container")
+    let check = try await ContainerCheck.run(
+      script,
+      [
+        try builtExecutable("secretd").path, try builtExecutable("secretctl").path,
+        try builtExecutable("credential-service").path,
+      ])
+    guard let (status, transcript) = try check.transcript() else { return }
+    #expect(status == 0, "\(transcript)")
+    #expect(!transcript.contains("FAIL"), "\(transcript)")
+    #expect(transcript.contains(" passed, 0 failed"), "\(transcript)")
+  }
+
   @Test("on a bus without systemd, a client's first call starts the installed secretd through the activation file")
   func activationWithoutSystemd() async throws {
     let home = try makeTemporaryDirectory()

@@ -13,11 +13,18 @@ enum SetupCommand {
   static let units = ["secretd.service"]
   static let sockets = ["secretd-credentials.socket"]
   static let fallbackDropIn = "no-user-namespace.conf"
+  static let persistentDropIn = "persistent.conf"
 
   static let undo = OptionSpec(
     "undo",
     help:
       "Give the name back to the system's provider: remove the activation file and the drop-in, disable the units (a running secretd keeps its secrets until stopped)."
+  )
+
+  static let persistent = OptionSpec(
+    "persistent",
+    help:
+      "Also keep a collection that outlives a reboot: 'login', sealed in $XDG_DATA_HOME/secretd, becomes the default (kept by later setups; --undo ends it, leaving the files)."
   )
 
   static let spec = CommandSpec(
@@ -33,12 +40,20 @@ enum SetupCommand {
       Over SSH the user bus needs dbus-user-session installed; for units that start with no one
       logged in, `sudo loginctl enable-linger $USER` keeps the user manager running. Without
       systemd, see `secretd --agent` and `secretd run` in secretd(8).
+      With --persistent, secretd also serves 'login', written sealed to $XDG_DATA_HOME/secretd and
+      the default collection, while 'session' stays in memory only; 'login' starts locked until
+      `secretctl unlock` (whose first use sets its passphrase) or a TPM unlocker opens it.
       Exit status: 0 done, 1 secretd or its unit is not installed, 3 systemctl failed.
       """,
-    options: [undo]
+    options: [undo, persistent]
   ) { arguments, console throws(CLIError) in
     let setup = try Setup()
-    if arguments.flag(undo.long) { try setup.remove(console) } else { try setup.install(console) }
+    if arguments.flag(undo.long) {
+      guard !arguments.flag(persistent.long) else { throw .usage("--undo and --persistent go separately") }
+      try setup.remove(console)
+    } else {
+      try setup.install(persistent: arguments.flag(persistent.long) || setup.isPersistent, console)
+    }
     return .success
   }
 }
@@ -48,6 +63,10 @@ private struct Setup {
   let secretd: String
   let activationFile: String
   let dropIn: String
+  /// The drop-in that runs secretd with --persistent and lets it write its data folder.
+  let persistentDropIn: String
+  /// Where --persistent seals `login` (secretd's default for it).
+  let dataFolder: String
   /// The drop-in's text as installed beside the programs (`PREFIX/share/swift-secrets`).
   let dropInSource: String
 
@@ -63,24 +82,47 @@ private struct Setup {
     let config = Environment.value(of: "XDG_CONFIG_HOME").flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
     activationFile = data + "/dbus-1/services/\(SetupCommand.busName).service"
     dropIn = config + "/systemd/user/secretd.service.d/" + SetupCommand.fallbackDropIn
+    persistentDropIn = config + "/systemd/user/secretd.service.d/" + SetupCommand.persistentDropIn
+    dataFolder = data + "/secretd"
     dropInSource = Files.split(folder).directory + "/share/swift-secrets/" + SetupCommand.fallbackDropIn
   }
 
-  var activation: String {
+  func activation(persistent: Bool) -> String {
     """
     # Written by `secretctl setup`: secretd is this user's Secret Service (`secretctl setup --undo`
     # removes this file). A bus started by systemd starts the unit; any other bus runs Exec=.
     [D-BUS Service]
     Name=\(SetupCommand.busName)
-    Exec=\(secretd)
+    Exec=\(secretd)\(persistent ? " --persistent" : "")
     SystemdService=secretd.service
 
     """
   }
 
-  func install(_ console: Console) throws(CLIError) {
-    try write(activationFile, activation)
+  /// The unit's drop-in for --persistent: the unit sees the home read-only except this folder.
+  var persistence: String {
+    """
+    # Written by `secretctl setup --persistent` (`secretctl setup --undo` removes it): secretd
+    # also keeps 'login', sealed in \(dataFolder), the only folder of the home it may write.
+    [Service]
+    ExecStart=
+    ExecStart=\(secretd) --persistent
+    ReadWritePaths=\(dataFolder)
+
+    """
+  }
+
+  /// Whether an earlier `setup --persistent` turned persistence on; a plain `setup` keeps it.
+  var isPersistent: Bool {
+    Files.exists(persistentDropIn)
+      || (try? Files.read(activationFile)).map { String(decoding: $0, as: UTF8.self).contains(" --persistent\n") }
+        == true
+  }
+
+  func install(persistent: Bool, _ console: Console) throws(CLIError) {
+    try write(activationFile, activation(persistent: persistent))
     console.print("wrote \(activationFile): the first client on this user's session bus starts \(secretd)\n")
+    if persistent { try preparePersistence(console) }
     guard userManagerRuns else {
       console.print(
         "no systemd user manager here: a client's first call starts secretd through the D-Bus activation file\n")
@@ -105,19 +147,49 @@ private struct Setup {
     _ = run("systemctl", ["--user", "reset-failed"] + SetupCommand.units)
     try systemctl(["enable"] + SetupCommand.units)
     let sockets = SetupCommand.sockets.filter { run("systemctl", ["--user", "cat", $0]).status == .success }
-    if !sockets.isEmpty { try startSockets(sockets, console) }
+    let restarted = sockets.isEmpty ? false : try startSockets(sockets, console)
     console.print("enabled \((SetupCommand.units + sockets).joined(separator: ", ")): secretd starts at every login\n")
+    if persistent && !restarted && isActive("secretd.service") && !runsPersistent {
+      try systemctl(["restart", "secretd.service"])
+      console.print("restarted secretd with --persistent (its session secrets are kept)\n")
+    }
     reportOwner(console)
+  }
+
+  /// The data folder (private) and, for the unit, the drop-in; what to do next.
+  private func preparePersistence(_ console: Console) throws(CLIError) {
+    do throws(FileCallError) {
+      try Files.makeDirectories(Files.split(dataFolder).directory)
+      try Files.makePrivateDirectory(dataFolder)
+    } catch {
+      throw .service("cannot make \(dataFolder): \(error)")
+    }
+    try write(persistentDropIn, persistence)
+    console.print(
+      "wrote \(persistentDropIn): 'login', sealed in \(dataFolder), is the default collection; "
+        + "`secretctl unlock` opens it (the first time, it sets its passphrase)\n")
+  }
+
+  /// Whether the running secretd was started with --persistent (its command line, from the unit).
+  private var runsPersistent: Bool {
+    run("systemctl", ["--user", "show", "-p", "ExecStart", "--value", "secretd.service"]).output.contains(
+      "--persistent")
+      && run("systemctl", ["--user", "show", "-p", "NeedDaemonReload", "--value", "secretd.service"]).output
+        .hasPrefix("no")
   }
 
   /// Enables the sockets and makes them listen now. systemd starts no socket whose service runs
   /// already ("refusing"): secretd is then restarted, which brings its sockets up first (the
   /// unit wants them) and keeps every secret (the service manager hands its store back).
-  private func startSockets(_ sockets: [String], _ console: Console) throws(CLIError) {
+  /// Returns whether secretd was restarted.
+  private func startSockets(_ sockets: [String], _ console: Console) throws(CLIError) -> Bool {
     try systemctl(["enable"] + sockets)
     let idle = sockets.filter { !isActive($0) }
-    guard !idle.isEmpty else { return }
-    guard isActive("secretd.service") else { return try systemctl(["start"] + idle) }
+    guard !idle.isEmpty else { return false }
+    guard isActive("secretd.service") else {
+      try systemctl(["start"] + idle)
+      return false
+    }
     try systemctl(["restart", "secretd.service"])
     guard idle.allSatisfy(isActive) else {
       throw .service(
@@ -125,6 +197,7 @@ private struct Setup {
           + "`systemctl --user restart secretd` (its secrets are kept)")
     }
     console.print("restarted secretd so that \(idle.joined(separator: ", ")) listens (its secrets are kept)\n")
+    return true
   }
 
   private func isActive(_ unit: String) -> Bool {
@@ -133,13 +206,18 @@ private struct Setup {
 
   func remove(_ console: Console) throws(CLIError) {
     if let text = try? Files.read(activationFile) {
-      guard String(decoding: text, as: UTF8.self).contains("Exec=\(secretd)\n") else {
+      let exec = String(decoding: text, as: UTF8.self)
+      guard exec.contains("Exec=\(secretd)\n") || exec.contains("Exec=\(secretd) --persistent\n") else {
         throw .usage("\(activationFile) does not start this secretd (\(secretd)); left alone")
       }
       try Files.remove(activationFile, or: "cannot remove the activation file")
       console.print("removed \(activationFile)\n")
     }
     try Files.remove(dropIn, or: "cannot remove the drop-in")
+    if Files.exists(persistentDropIn) {
+      try Files.remove(persistentDropIn, or: "cannot remove the drop-in")
+      console.print("removed \(persistentDropIn); 'login' stays sealed in \(dataFolder) for a later --persistent\n")
+    }
     guard userManagerRuns else { return }
     try systemctl(["disable"] + SetupCommand.units)
     let sockets = SetupCommand.sockets.filter { run("systemctl", ["--user", "cat", $0]).status == .success }

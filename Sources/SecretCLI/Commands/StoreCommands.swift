@@ -23,6 +23,7 @@ enum StoreCommands {
     var text = "store: \(memory(store.memory)); \(store.isKept ? keptText : notKeptText)\n"
     text += "memory budget: \(bytes(store.used)) used, \(bytes(max(0, store.budget - store.used))) free"
     text += " of \(bytes(store.budget)) (--max-memory)\n"
+    if let state = store.sealedState, state != "off" { text += "persistent collection: \(sealedText(state))\n" }
     for reason in store.rejected {
       text += "refused store, kept: \(reason.visible) (`secretctl store discard-rejected` lets it go)\n"
     }
@@ -34,11 +35,22 @@ enum StoreCommands {
       ("memory", .string(store.memory)), ("kept", .bool(store.isKept)), ("budget", .number(store.budget)),
       ("used", .number(store.used)), ("free", .number(max(0, store.budget - store.used))),
       ("rejected", .array(store.rejected.map { .string($0) })),
+      ("persistent", store.sealedState.map { .string($0) } ?? .null),
     ])
   }
 
   private static let keptText = "kept by the service manager (a crash, a kill or a restart loses nothing)"
   private static let notKeptText = "in this process only (no service manager keeps it: a restart empties it)"
+
+  /// The first word is the state itself, for scripts; what to do follows.
+  private static func sealedText(_ state: String) -> String {
+    switch state {
+    case "new": "new (login, sealed on disk: `secretctl unlock` sets its passphrase)"
+    case "locked": "locked (login, sealed on disk: `secretctl unlock` opens it)"
+    case "unlocked": "unlocked (login, sealed on disk)"
+    default: state.visible
+    }
+  }
 
   private static func memory(_ kind: String) -> String {
     switch kind {

@@ -17,12 +17,14 @@ extension Store {
   /// The credential `id` for `unit`. Under the store's read lock.
   func credential(_ id: String, for unit: String) -> CredentialLookup {
     guard let name = resolveAlias("default"), let collection = collections[name] else { return .missing }
+    // A locked persistent collection holds none of its items in memory: whether it has this
+    // one is known only once it is unlocked.
+    if collection.locked { return .locked(collection: ObjectPaths.collection(name)) }
     guard
       let number = namedItem(["credential": id, "unit": unit], in: collection)
         ?? namedItem(["credential": id], in: collection),
       let item = collection.items[number]
     else { return .missing }
-    if collection.locked { return .locked(collection: ObjectPaths.collection(name)) }
     guard let copy = SecretBytes(lockedCopying: secret(of: item)) else { return .noMemory }
     return .found(copy)
   }
