@@ -19,18 +19,34 @@ final class CallCount: Sendable {
   func increment() { count.withLock { $0 += 1 } }
 }
 
-/// Wraps a storage to count the writes and searches that reach it.
-func counting(_ storage: SecretStorage, writes: CallCount, searches: CallCount) -> SecretStorage {
-  var counted = storage
-  counted.write = { address, bytes in
+/// An item of another store whose writes are counted.
+struct CountedItem: PersistentStore {
+  let base: any PersistentStore<[UInt8]>
+  let writes: CallCount
+
+  var description: String { base.description }
+  func read() throws -> [UInt8]? { try base.read() }
+  func write(_ bytes: [UInt8]) throws {
     writes.increment()
-    try storage.write(address, bytes)
+    try base.write(bytes)
   }
-  counted.search = { attributes, collection, includeSecrets in
-    searches.increment()
-    return try storage.search(attributes, collection, includeSecrets)
+  func delete() throws { try base.delete() }
+  func keepCopy(of bytes: [UInt8], stamp: String) throws { try base.keepCopy(of: bytes, stamp: stamp) }
+  func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? { try base.watch(onChange) }
+  var readsBeforeWriting: Bool { base.readsBeforeWriting }
+}
+
+/// Wraps a store to count the writes and searches that reach it.
+func counting(_ store: SecretKeyStore, writes: CallCount, searches: CallCount) -> SecretKeyStore {
+  let search = store.search.map { live in
+    var counted = live
+    counted.search = { attributes, collection, includeSecrets in
+      searches.increment()
+      return try live.search(attributes, collection, includeSecrets)
+    }
+    return counted
   }
-  return counted
+  return SecretKeyStore(owner: writes, search: search) { CountedItem(base: store.item(at: $0), writes: writes) }
 }
 
 func milliseconds(_ duration: Duration) -> Double {
@@ -43,7 +59,7 @@ func measure(_ provider: Provider) async throws {
     let writes = CallCount()
     let searches = CallCount()
     var environment = SharedEnvironment.live
-    environment.secretStorage = counting(SecretStorage.secretService(client), writes: writes, searches: searches)
+    environment.secretKeyStore = counting(.secretService(client), writes: writes, searches: searches)
     try await environment.withValue {
       // 1. Batching.
       let counter = Shared<Int>(wrappedValue: 0, .secret(service: "bench", account: "batch"))

@@ -67,7 +67,7 @@ public struct CredentialKey<Value: Decodable & Sendable>: SharedReaderKey, Custo
   }
 
   /// The name, the folder and the environment's folder setting (which differs only in tests).
-  public var id: ID { ID(name: name, directory: directory.url?.path, source: ObjectIdentifier(directory.identity)) }
+  public var id: ID { ID(name: name, directory: directory.url?.path, source: ObjectIdentifier(directory)) }
 
   /// `.credential("NAME")`, for messages and debugging.
   public var description: String { ".credential(\(String(reflecting: name)))" }
@@ -94,11 +94,12 @@ public struct CredentialKey<Value: Decodable & Sendable>: SharedReaderKey, Custo
   }
 }
 
-/// The folder `.credential` keys read, with an identity so that keys made in different
-/// environments never share a value.
-struct CredentialsDirectory: Sendable {
+/// The folder `.credential` keys read; an object, whose identity keeps keys made in different
+/// environments from sharing a value.
+final class CredentialsDirectory: Sendable {
   let url: URL?
-  let identity = StoreIdentity()
+
+  init(url: URL?) { self.url = url }
 }
 
 /// `$CREDENTIALS_DIRECTORY` live (read once, when the first key is made); none in tests.

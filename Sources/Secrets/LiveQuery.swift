@@ -32,16 +32,19 @@ final class LiveQuery<Value: Sendable>: Sendable {
     var searchesStarted: UInt64 = 0
     var lastTaken: UInt64 = 0
     /// The last result taken, in path order, and whether the last search failed.
-    var lastFound: [SecretStorage.FoundItem]?
+    var lastFound: [SecretSearch.FoundItem]?
     var lastFailed = false
   }
 
   let query: Query
-  let storage: SecretStorage
+  /// How the environment's store searches; nil when it cannot (every search is then an error).
+  let itemSearch: SecretSearch?
+  /// The store's owner: queries share a value only over one store.
+  let owner: ObjectIdentifier
   private let refreshWindow: Duration
   private let clock: WriteClock
   private let reportIssue: @Sendable (String) -> Void
-  private let makeValue: @Sendable ([SecretStorage.FoundItem]) throws -> Value
+  private let makeValue: @Sendable ([SecretSearch.FoundItem]) throws -> Value
   private let state = Mutex(State())
   /// Searches run here, in turn, off Swift's cooperative pool (each one blocks on the bus).
   private let searches = DispatchQueue(label: "Secrets.LiveQuery")
@@ -49,10 +52,11 @@ final class LiveQuery<Value: Sendable>: Sendable {
 
   init(
     _ query: Query, refreshWindow: Duration, environment: SharedEnvironment,
-    makeValue: @escaping @Sendable ([SecretStorage.FoundItem]) throws -> Value
+    makeValue: @escaping @Sendable ([SecretSearch.FoundItem]) throws -> Value
   ) {
     self.query = query
-    self.storage = environment.secretStorage
+    itemSearch = environment.secretKeyStore.search
+    owner = environment.secretKeyStore.owner
     self.refreshWindow = refreshWindow
     self.clock = environment.writeClock
     self.reportIssue = environment.reportIssue
@@ -89,9 +93,9 @@ final class LiveQuery<Value: Sendable>: Sendable {
 
   private func startWatchIfWanted() {
     let failure = state.withLock { state -> (any Error)? in
-      guard state.watchWanted, state.watch == nil else { return nil }
+      guard state.watchWanted, state.watch == nil, let itemSearch else { return nil }
       do {
-        state.watch = try storage.watch(.collection(query.collection)) { [weak self] in self?.changeNoticed() }
+        state.watch = try itemSearch.watch(query.collection) { [weak self] in self?.changeNoticed() }
         return nil
       } catch SecretError.serviceUnavailable {
         return nil
@@ -105,7 +109,7 @@ final class LiveQuery<Value: Sendable>: Sendable {
 
   /// Searches at once unless a window is open; in memory, before returning.
   private func changeNoticed() {
-    guard !storage.isInMemory else {
+    guard itemSearch?.isInMemory != true else {
       // A write made by code that observes this query reaches here on the searches queue.
       return DispatchQueue.getSpecific(key: onSearches) == true ? refresh() : searches.sync { refresh() }
     }
@@ -159,14 +163,16 @@ final class LiveQuery<Value: Sendable>: Sendable {
 
   /// Searches, and takes the result unless a search that started later was taken first (then
   /// that one's result stands). Returns what stands and whether it differs from the last.
-  private func searchAndTake() -> (found: Result<[SecretStorage.FoundItem], any Error>, isNews: Bool) {
+  private func searchAndTake() -> (found: Result<[SecretSearch.FoundItem], any Error>, isNews: Bool) {
     let ticket = state.withLock {
       $0.searchesStarted += 1
       return $0.searchesStarted
     }
-    let found = Result { try storage.search(query.attributes, query.collection, query.includeSecrets) }
-      .map { $0.sorted { $0.item.path < $1.item.path } }
-    let taken = state.withLock { state -> (Result<[SecretStorage.FoundItem], any Error>, Bool) in
+    let found = Result { () throws -> [SecretSearch.FoundItem] in
+      guard let itemSearch else { throw SecretKeyError.searchUnsupported }
+      return try itemSearch.search(query.attributes, query.collection, query.includeSecrets)
+    }.map { $0.sorted { $0.item.path < $1.item.path } }
+    let taken = state.withLock { state -> (Result<[SecretSearch.FoundItem], any Error>, Bool) in
       if ticket < state.lastTaken, let newer = state.lastFound { return (.success(newer), false) }
       state.lastTaken = ticket
       switch found {

@@ -30,3 +30,11 @@ public struct SecretItemAddress: Hashable, Sendable, CustomStringConvertible {
   /// `service S, account A in COLLECTION`, for messages.
   public var description: String { "service \(service), account \(account) in \(collection)" }
 }
+
+extension SecretItemAddress {
+  /// The attributes of a backup of undecodable bytes: the item's, plus `backup` = `stamp`.
+  func backupAttributes(stamp: String) -> [String: String] { attributes.merging(["backup": stamp]) { $1 } }
+
+  /// What keyring managers show for a backup of undecodable bytes.
+  func backupLabel(stamp: String) -> String { "Backup of undecodable \(label), \(stamp)" }
+}

@@ -22,7 +22,7 @@ public struct SecretItemInfo: Hashable, Sendable, Identifiable {
   /// The item's object path.
   public var id: String { path }
 
-  /// An item's description from its parts, for a ``SecretStorage`` of another kind.
+  /// An item's description from its parts, for the ``SecretSearch`` of a store of your own.
   ///
   /// - Parameters:
   ///   - path: A path that names the item while it exists.

@@ -18,7 +18,9 @@ extension SharedReaderKey {
   ///   collection updates the list. An unreachable provider is
   ///   an error in `loadError`, the last value kept; watching starts again after a search
   ///   succeeds (the next `load()`), as ``SecretKey`` does.
-  /// - Every declaration of one query (attributes, collection, storage) shares one value.
+  /// - Every declaration of one query (attributes, collection, store) shares one value.
+  /// - The items searched are those of the environment's ``SecretKeyStore``; a store that cannot
+  ///   search (OpenBao's) makes every search ``SecretKeyError/searchUnsupported``.
   ///
   /// Write through ``SecretKey`` or `SecretClient`: every query the write affects is updated.
   ///
@@ -65,7 +67,7 @@ public struct SecretItemsKey: SharedReaderKey, CustomStringConvertible {
     ) { found in found.map(\.item).sorted(by: SecretItemInfo.inQueryOrder) }
   }
 
-  /// The query and the storage: declarations with equal ids share one value.
+  /// The query and the store: declarations with equal ids share one value.
   public var id: SecretQueryID { SecretQueryID(live) }
 
   /// `.secretItems(matching: […], in: COLLECTION)`, for messages and debugging.
@@ -106,7 +108,7 @@ public struct SecretValuesKey<Value: Decodable & Sendable>: SharedReaderKey, Cus
     }
   }
 
-  /// The query and the storage: declarations with equal ids share one value.
+  /// The query and the store: declarations with equal ids share one value.
   public var id: SecretQueryID { SecretQueryID(live) }
 
   /// `.secretValues(matching: […], in: COLLECTION, as: TYPE)`, for messages and debugging.
@@ -129,7 +131,7 @@ public struct SecretValuesKey<Value: Decodable & Sendable>: SharedReaderKey, Cus
   }
 }
 
-/// What makes two live queries one: their attributes, collection, and storage.
+/// What makes two live queries one: their attributes, collection, and store.
 public struct SecretQueryID: Hashable, Sendable {
   /// The attributes every item of the query has.
   public let attributes: [String: String]
@@ -140,7 +142,7 @@ public struct SecretQueryID: Hashable, Sendable {
   init<Value>(_ live: LiveQuery<Value>) {
     attributes = live.query.attributes
     collection = live.query.collection
-    store = ObjectIdentifier(live.storage.identity)
+    store = live.owner
   }
 }
 

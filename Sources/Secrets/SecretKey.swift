@@ -24,10 +24,9 @@ extension SharedReaderKey {
   /// - Changes made by other processes (`secretctl set`, `secret-tool store`) arrive live;
   ///   while a local value waits for its write, it wins.
   ///
-  /// The rules are SharedState's `PersistentValue`'s, the same as `.fileStorage`'s; the
-  /// store is the current `SharedEnvironment`'s `secretKeyStore`: by default the items of its
-  /// `secretStorage` (the Secret Service live, an empty in-memory store in
-  /// `SharedEnvironment.test()`), or a store of another kind such as OpenBao's.
+  /// The rules are SharedState's `PersistentValue`'s, the same as `.fileStorage`'s; where the
+  /// value lives is the current `SharedEnvironment`'s ``SecretKeyStore``: the Secret Service
+  /// live, an empty in-memory store in `SharedEnvironment.test()`, OpenBao where a scope says so.
   ///
   /// - Parameters:
   ///   - service: the `service` attribute of the item.
@@ -41,40 +40,64 @@ extension SharedReaderKey {
   }
 }
 
-/// The key behind `.secret(service:account:collection:writeWindow:)`: a `PersistentValue`
-/// over one Secret Service item, or over the store of its address in the environment's
-/// ``SecretKeyStore`` (SharedState's `PersistentKey`).
+/// The key behind `.secret(service:account:collection:writeWindow:)`: a SharedState
+/// `PersistentValue` over the store its address has in the environment's ``SecretKeyStore``.
 ///
 /// - The first load reads at once, like a Keychain query; an explicit `load()` reads off the
-///   cooperative pool, in turn with the reads that change signals cause.
-/// - Subscribing watches the item's collection through the provider's
-///   `ItemCreated/Changed/Deleted` signals (or as its store watches); the key's own writes do not
-///   come back as changes. When the provider cannot be reached, watching starts after the key's
-///   next successful read or write. Cancelling writes a pending value.
+///   cooperative pool, in turn with the reads that change notices cause.
+/// - Subscribing watches the item as its store does (the Secret Service: the collection's
+///   `ItemCreated/Changed/Deleted` signals); the key's own writes do not come back as changes.
+///   When the store cannot be reached, watching starts after the key's next successful read or
+///   write. Cancelling writes a pending value.
 /// - Saving writes the first mutation at once and batches the ones that follow (`.didSet`) into
 ///   one write per window, and writes `save()` (`.userInitiated`) before resuming; `nil`
-///   deletes the item. Bytes that did not decode are first copied to a backup item.
-public struct SecretKey<Value: Codable & Sendable>: PersistentKey, CustomStringConvertible {
-  let core: PersistentValue<AnySecretStore, Value>
+///   deletes the item. Bytes that did not decode are first copied to a backup.
+public struct SecretKey<Value: Codable & Sendable>: SharedKey, CustomStringConvertible {
+  /// A `PersistentValue` over the store's own item type, which it calls with nothing between.
+  let core: any SecretKeyCore<Value>
   /// Where the value lives.
   public let address: SecretItemAddress
-  private let store: ObjectIdentifier
+  private let owner: ObjectIdentifier
 
   init(_ address: SecretItemAddress, writeWindow: Duration) {
     let environment = SharedEnvironment.current
-    let (store, identity) = environment.secretKeyStore.store(for: address, in: environment)
+    let store = environment.secretKeyStore
     self.address = address
-    self.store = identity
-    core = PersistentValue(
-      store: store, window: writeWindow, decode: { try SecretJSON.decode(Value.self, $0, address: address) },
+    owner = store.owner
+    core = Self.core(over: store.item(at: address), address: address, window: writeWindow, environment: environment)
+  }
+
+  /// Called with the `any PersistentStore` the store gave, which Swift opens: the core is made
+  /// for the item's own type, so its writes reach the item with no type-erasing store between.
+  private static func core<Item: PersistentStore<[UInt8]>>(
+    over item: Item, address: SecretItemAddress, window: Duration, environment: SharedEnvironment
+  ) -> any SecretKeyCore<Value> {
+    PersistentValue(
+      store: item, window: window, decode: { try SecretJSON.decode(Value.self, $0, address: address) },
       encode: { try SecretJSON.encode($0) }, environment: environment)
   }
 
-  /// The core that keeps the value.
-  public var persistence: PersistentValue<some PersistentStore, Value> { core }
+  /// Reads the store (see SharedState's `PersistentValue.load(context:continuation:)`).
+  public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
+    core.load(context: context, continuation: continuation)
+  }
 
-  /// Service, account and collection (and the store, which differs only in tests): nothing
-  /// else, so every declaration of the same secret shares one value whatever its window.
+  /// Watches the store for changes made elsewhere; cancelling writes a pending value.
+  public func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription {
+    core.subscribe(context: context, subscriber: subscriber)
+  }
+
+  /// Writes the first change at once, batches the ones that follow, and writes
+  /// `.userInitiated` saves before resuming.
+  public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
+    core.save(value, context: context, continuation: continuation)
+  }
+
+  /// Whether a value waits for its window to close, or for its write at once.
+  package var hasPendingWrite: Bool { core.hasPendingWrite }
+
+  /// Service, account and collection (and the store's owner, which differs only in tests):
+  /// nothing else, so every declaration of the same secret shares one value whatever its window.
   public struct ID: Hashable, Sendable {
     /// The item's `service` attribute.
     public let service: String
@@ -88,7 +111,7 @@ public struct SecretKey<Value: Codable & Sendable>: PersistentKey, CustomStringC
   /// Service, account, collection and store: keys of the same value type with equal ids share
   /// one value.
   public var id: ID {
-    ID(service: address.service, account: address.account, collection: address.collection, store: store)
+    ID(service: address.service, account: address.account, collection: address.collection, store: owner)
   }
 
   /// `.secret(service: "S", account: "A")`, for messages and debugging.
@@ -96,3 +119,14 @@ public struct SecretKey<Value: Codable & Sendable>: PersistentKey, CustomStringC
     ".secret(service: \(String(reflecting: address.service)), account: \(String(reflecting: address.account)))"
   }
 }
+
+/// What ``SecretKey`` asks of its `PersistentValue`, whichever store type that value runs over.
+protocol SecretKeyCore<Value>: Sendable {
+  associatedtype Value: Sendable
+  func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>)
+  func subscribe(context: LoadContext<Value>, subscriber: SharedSubscriber<Value>) -> SharedSubscription
+  func save(_ value: Value, context: SaveContext, continuation: SaveContinuation)
+  var hasPendingWrite: Bool { get }
+}
+
+extension PersistentValue: SecretKeyCore {}

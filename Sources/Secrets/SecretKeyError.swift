@@ -5,7 +5,8 @@ public enum SecretKeyError: Error, Sendable, Hashable, CustomStringConvertible {
   case undecodable(SecretItemAddress, reason: String)
   /// An item a query found is not the JSON of the type it asked for; the other items are given.
   case undecodableItem(path: String, reason: String)
-  /// The ``SecretStorage`` cannot search, so a live query cannot run over it.
+  /// The environment's ``SecretKeyStore`` cannot search (OpenBao's), so a live query cannot run
+  /// over it.
   case searchUnsupported
 
   /// Which item did not decode and why, without quoting its bytes, and what happens next.
@@ -17,7 +18,8 @@ public enum SecretKeyError: Error, Sendable, Hashable, CustomStringConvertible {
     case .undecodableItem(let path, let reason):
       "The secret of \(path) is not valid JSON for this type (\(reason)); the query gives the other items."
     case .searchUnsupported:
-      "This SecretStorage was made without a search operation; give `search:` to run live queries over it."
+      "The environment's secretKeyStore cannot search (OpenBao's, or one made without `search:`): declare live "
+        + "queries where it is the Secret Service or `.inMemory()`."
     }
   }
 }

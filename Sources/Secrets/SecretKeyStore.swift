@@ -1,8 +1,12 @@
 public import SharedState
 
-/// Where `.secret` keys keep their values: by default the items of the environment's
-/// `secretStorage` (the Secret Service live, memory in tests); else a `PersistentStore` of
-/// another kind for each key, such as the OpenBao secrets of `SecretsOpenBao`.
+/// Where `.secret` values live: the one place that says it, for every ``SecretKey`` and for the
+/// live queries over the same items.
+///
+/// Three kinds come with the package: the Secret Service (``secretService(_:)``, the live
+/// value), memory (``inMemory()``, what `SharedEnvironment.test()` gives), and OpenBao's KV engine
+/// (`.openBao(_:)` in `SecretsOpenBao`). A key takes the store of the `SharedEnvironment` current
+/// when it is created, so a scope chooses its store and the declarations stay the same:
 ///
 /// ```swift
 /// var fleet = SharedEnvironment.current
@@ -12,77 +16,54 @@ public import SharedState
 /// }
 /// ```
 ///
-/// The declarations stay the same and so do the rules (SharedState's `PersistentValue` runs
-/// every store). A key takes the store of the environment current when it is created. Live
-/// queries (`.secretItems(matching:)`) search `secretStorage` whatever this says: searching is
-/// the Secret Service's.
+/// Each address's value is a SharedState `PersistentStore` of the store's own type, which the
+/// key's `PersistentValue` calls directly: the rules (batching, echoes, backups, live changes)
+/// are that core's, whatever the store.
 public struct SecretKeyStore: Sendable {
-  enum Kind: Sendable {
-    case secretStorage
-    case stores(identity: StoreIdentity, makeStore: @Sendable (SecretItemAddress) -> any PersistentStore<[UInt8]>)
-  }
+  /// Tells stores apart: keys share a value only when their stores have the same owner.
+  let owner: ObjectIdentifier
+  private let makeItem: @Sendable (SecretItemAddress) -> any PersistentStore<[UInt8]>
+  /// How live queries search and watch this store's items; nil when it cannot search (OpenBao):
+  /// queries then fail with ``SecretKeyError/searchUnsupported``.
+  public let search: SecretSearch?
 
-  let kind: Kind
-
-  /// The items of the environment's `secretStorage`: the default.
-  public static var secretStorage: SecretKeyStore { SecretKeyStore(kind: .secretStorage) }
-
-  /// A store of another kind: `makeStore` gives the store of each key, from the key's address,
-  /// holding the value's JSON. Each store made this way is distinct: keys share a value only
-  /// when they were made with the same one.
+  /// A store of your own: `item` gives the `PersistentStore` that holds an address's value (its
+  /// JSON), called once per key.
   ///
-  /// - Parameter makeStore: The store of an address (called once per key).
-  public init<Store: PersistentStore>(_ makeStore: @escaping @Sendable (SecretItemAddress) -> Store)
-  where Store.Stored == [UInt8] {
-    kind = .stores(identity: StoreIdentity(), makeStore: { makeStore($0) })
-  }
-
-  private init(kind: Kind) { self.kind = kind }
-
-  /// The store of `address` in `environment`, and what tells it from other stores.
-  func store(for address: SecretItemAddress, in environment: SharedEnvironment) -> (
-    store: AnySecretStore, identity: ObjectIdentifier
+  /// - Parameters:
+  ///   - owner: The object that holds the items (a client, a connection). Keys of one address
+  ///     and value type share one value when their stores have the same owner.
+  ///   - search: How live queries search and watch the items; nil when they cannot.
+  ///   - item: The store of an address.
+  public init<Item: PersistentStore<[UInt8]>>(
+    owner: some AnyObject & Sendable, search: SecretSearch? = nil,
+    item: @escaping @Sendable (SecretItemAddress) -> Item
   ) {
-    switch kind {
-    case .secretStorage:
-      let storage = environment.secretStorage
-      return (AnySecretStore(SecretItemStore(address: address, storage: storage)), ObjectIdentifier(storage.identity))
-    case .stores(let identity, let makeStore):
-      return (AnySecretStore(makeStore(address)), ObjectIdentifier(identity))
-    }
+    self.owner = ObjectIdentifier(owner)
+    self.search = search
+    makeItem = { item($0) }
   }
+
+  /// The store that holds the value of `address`: what a key made now would read and write
+  /// (a test reads what its code stored through it).
+  ///
+  /// - Parameter address: The service, account and collection of the value.
+  public func item(at address: SecretItemAddress) -> any PersistentStore<[UInt8]> { makeItem(address) }
 }
 
-/// The items of `secretStorage` by default.
+/// The Secret Service on the session bus, live; an empty store in memory, in tests.
 enum SecretKeyStoreKey: SharedEnvironmentKey {
-  static var liveValue: SecretKeyStore { .secretStorage }
-  static func testValue() -> SecretKeyStore { .secretStorage }
+  static var liveValue: SecretKeyStore { .secretService(SecretClient()) }
+  static func testValue() -> SecretKeyStore { .inMemory() }
 }
 
 extension SharedEnvironment {
-  /// Where `.secret` keys keep their values: ``SecretKeyStore/secretStorage`` (the items of
-  /// `secretStorage`) unless set to a store of another kind, such as `.openBao(_:)`.
+  /// Where `.secret` keys keep their values and what live queries search: the Secret Service on
+  /// the session bus, live; an empty in-memory store in
+  /// `SharedEnvironment.test(fileSystem:defaults:clock:reportIssue:)`; OpenBao where a scope
+  /// sets `.openBao(_:)`.
   public var secretKeyStore: SecretKeyStore {
     get { self[SecretKeyStoreKey.self] }
     set { self[SecretKeyStoreKey.self] = newValue }
   }
-}
-
-/// Any key's store, as one type: ``SecretKey`` runs one `PersistentValue` over whichever store
-/// its environment names.
-struct AnySecretStore: PersistentStore {
-  private let base: any PersistentStore<[UInt8]>
-
-  init(_ base: any PersistentStore<[UInt8]>) { self.base = base }
-
-  var description: String { base.description }
-  func read() throws -> [UInt8]? { try base.read() }
-  func write(_ bytes: [UInt8]) throws { try base.write(bytes) }
-  func delete() throws { try base.delete() }
-  func keepCopy(of bytes: [UInt8], stamp: String) throws { try base.keepCopy(of: bytes, stamp: stamp) }
-  func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? { try base.watch(onChange) }
-  var readsBeforeWriting: Bool { base.readsBeforeWriting }
-  func readDiscarded() { base.readDiscarded() }
-  var isInMemory: Bool { base.isInMemory }
-  var writesFirstChangeAtOnce: Bool { base.writesFirstChangeAtOnce }
 }

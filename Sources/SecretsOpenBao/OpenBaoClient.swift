@@ -6,8 +6,8 @@ import SystemCalls
 /// A client of OpenBao's KV version 2 engine over its HTTP API: reads, check-and-set writes,
 /// deletes and version checks, across every server of a cluster, with its token kept fresh.
 ///
-/// Every method blocks until OpenBao answers: call it off Swift's cooperative pool (the
-/// `SecretStorage` it backs is called that way).
+/// Every method blocks until OpenBao answers: call it off Swift's cooperative pool (the keys of
+/// the `SecretKeyStore` it backs call it that way).
 ///
 /// ```swift
 /// let bao = OpenBaoClient(OpenBaoConfiguration())          // BAO_ADDR, BAO_TOKEN

@@ -31,6 +31,8 @@ extension SecretKeyStore {
   ///   their own beside the key's: `ACCOUNT.undecodable-STAMP`.
   /// - Changes made elsewhere arrive by polling each watched secret's metadata once per
   ///   ``OpenBaoConfiguration/pollInterval``: one small request per interval, no secret sent.
+  /// - KV has no search by attributes: live queries (`.secretItems`) declared where this is
+  ///   the store fail with `SecretKeyError.searchUnsupported`.
   ///
   /// - Parameter configuration: The servers, mount, folder, credentials and poll interval.
   public static func openBao(_ configuration: OpenBaoConfiguration = OpenBaoConfiguration()) -> SecretKeyStore {
@@ -43,7 +45,7 @@ extension SecretKeyStore {
   public static func openBao(_ client: OpenBaoClient) -> SecretKeyStore {
     let keys = KVKeys(client)
     let poller = KVPoller(client: client, versions: keys.versions)
-    return SecretKeyStore { address in
+    return SecretKeyStore(owner: keys) { address in
       KVSecretStore(path: KVPath(address, folder: client.configuration.folder).text, keys: keys, poller: poller)
     }
   }

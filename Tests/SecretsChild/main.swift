@@ -20,10 +20,24 @@ func mutate(_ service: String, _ account: String, _ value: String) -> Shared<Str
   let shared = Shared<String?>(wrappedValue: nil, key)
   shared.withLock { $0 = "first" }
   let deadline = ContinuousClock.now + .seconds(20)
-  while key.persistence.hasPendingWrite, ContinuousClock.now < deadline { usleep(10_000) }
+  while key.hasPendingWrite, ContinuousClock.now < deadline { usleep(10_000) }
   shared.withLock { $0 = value }
   say("pending")
   return shared
+}
+
+/// An item of the Secret Service that no change notice reaches.
+struct UnwatchedItem: PersistentStore {
+  let base: any PersistentStore<[UInt8]>
+
+  var description: String { base.description }
+  func read() throws -> [UInt8]? { try base.read() }
+  func write(_ bytes: [UInt8]) throws { try base.write(bytes) }
+  func delete() throws { try base.delete() }
+  func keepCopy(of bytes: [UInt8], stamp: String) throws { try base.keepCopy(of: bytes, stamp: stamp) }
+  /// A subscription that follows nothing (nil would have the core try to watch after every save).
+  func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? { SharedSubscription {} }
+  var readsBeforeWriting: Bool { base.readsBeforeWriting }
 }
 
 /// The handle, held for the life of the process: a last handle going away would write at once,
@@ -45,10 +59,10 @@ case "exit":
 case "allocations":
   // Without the change watch: a signal the provider sends about the key's own write would be
   // handled on another thread while a round is counted, or after it, as timing decides.
-  var storage = SecretStorage.secretService(SecretClient())
-  storage.watch = { _, _ in SharedSubscription {} }
+  let client = SecretClient()
+  let live = SecretKeyStore.secretService(client)
   var unwatched = SharedEnvironment.current
-  unwatched.secretStorage = storage
+  unwatched.secretKeyStore = SecretKeyStore(owner: client) { UnwatchedItem(base: live.item(at: $0)) }
   let shared = unwatched.withValue {
     Shared<String?>(wrappedValue: value, .secret(service: service, account: account))
   }

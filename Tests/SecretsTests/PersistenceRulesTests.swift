@@ -56,8 +56,21 @@ extension AppStorageKey: PersistenceProbe where Value == Int {
 
 extension SecretKey: PersistenceProbe where Value == Int {
   func shared(default value: Int) -> Shared<Int> { Shared(wrappedValue: value, self) }
-  var noticeCount: Int { core.noticeCount.load(ordering: .relaxed) }
-  func settle() { core.settle() }
+  var noticeCount: Int { probedCore.notices }
+  func settle() { probedCore.settleReads() }
+  /// A SecretKey's core is a `PersistentValue` over its store's own item type.
+  private var probedCore: any ProbedCore { core as! any ProbedCore }
+}
+
+/// A persistent core's change notices, whatever its store type.
+protocol ProbedCore {
+  var notices: Int { get }
+  func settleReads()
+}
+
+extension PersistentValue: ProbedCore {
+  var notices: Int { noticeCount.load(ordering: .relaxed) }
+  func settleReads() { settle() }
 }
 
 /// Runs `body` with a stage of `backend` and a manual write clock.
@@ -120,7 +133,7 @@ func withStage(_ backend: Backend, _ body: (Stage, TestWriteClock) async throws 
     try await environment.withValue { try await body(stage, clock) }
   case .secretd, .gnomeKeyring:
     try await withProvider(backend == .secretd ? .secretd : .gnomeKeyring) { instance in
-      environment.secretStorage = .secretService(instance.client())
+      environment.secretKeyStore = .secretService(instance.client())
       let stage = Stage(
         key: { SecretKey<Int>.secret(service: "rules", account: "a") },
         writeOutside: { text in try instance.store("rules", "a", text) },

@@ -86,7 +86,7 @@ struct SecretItemsKeyTests {
     try await withProvider(provider) { instance in
       var environment = SharedEnvironment.test()
       environment.writeClock = .live
-      environment.secretStorage = .secretService(instance.client())
+      environment.secretKeyStore = .secretService(instance.client())
       try await environment.withValue {
         let calls = try await CallCounter(instance, members: ["SearchItems"])
         @SharedReader(.secretItems(matching: ["service": "burst"], in: .session)) var items
@@ -187,6 +187,28 @@ struct SecretItemsKeyTests {
       let error = try #require(byAccount["bad"]?.decodingError)
       #expect(!error.description.contains("not json"))
       #expect($tokens.loadError == nil)
+    }
+  }
+
+  /// OpenBao's store has no search: a query there says so rather than listing nothing.
+  @Test func aQueryOverAStoreThatCannotSearchIsALoadErrorAndTheSameItemsSearchedAreListed() async throws {
+    let memory = SecretKeyStore.inMemory()
+    var unsearchable = SharedEnvironment.test()
+    unsearchable.secretKeyStore = SecretKeyStore(owner: CallCount()) { InstrumentedItem(base: memory.item(at: $0)) }
+    try await unsearchable.withValue {
+      @Shared(.secret(service: "unsearched", account: "a")) var value: Int? = nil
+      $value.withLock { $0 = 1 }
+      try await $value.save()
+      @SharedReader(.secretItems(matching: ["service": "unsearched"])) var items
+      #expect(items.isEmpty)
+      #expect($items.loadError as? SecretKeyError == .searchUnsupported)
+    }
+    var searchable = SharedEnvironment.test()
+    searchable.secretKeyStore = memory
+    searchable.withValue {
+      @SharedReader(.secretItems(matching: ["service": "unsearched"])) var items
+      #expect(items.map { $0.attributes["account"] } == ["a"])
+      #expect($items.loadError == nil)
     }
   }
 

@@ -26,7 +26,7 @@ struct SecretKeyLiveTests {
       // read back before anything else changes the item, every time.
       let notices = ManualChangeNotices()
       var environment = SharedEnvironment.current
-      environment.secretStorage = notices.storage(over: .secretService(instance.client()))
+      environment.secretKeyStore = notices.store(over: .secretService(instance.client()))
       try await environment.withValue {
         @Shared(.secret(service: "echo", account: "a")) var value: Int = 0
         let seen = Mutex<[Int]>([])
@@ -49,24 +49,21 @@ struct SecretKeyLiveTests {
   }
 }
 
-/// The provider's storage, with change notices delivered when a test says so and reads counted.
+/// The provider's items, with change notices delivered when a test says so and reads counted.
 final class ManualChangeNotices: Sendable {
   private let onChange = Mutex<(@Sendable () -> Void)?>(nil)
-  private let readCount = Mutex(0)
+  private let readCount = CallCount()
 
-  var reads: Int { readCount.withLock { $0 } }
+  var reads: Int { readCount.value }
 
-  func storage(over provider: SecretStorage) -> SecretStorage {
-    var storage = provider
-    storage.read = { [self] address in
-      defer { readCount.withLock { $0 += 1 } }
-      return try provider.read(address)
+  func store(over provider: SecretKeyStore) -> SecretKeyStore {
+    provider.instrumented(owner: self) { [self] item in
+      item.afterRead = { [readCount] in readCount.increment() }
+      item.replacedWatch = { [self] notify in
+        onChange.withLock { $0 = notify }
+        return SharedSubscription {}
+      }
     }
-    storage.watch = { [self] _, notify in
-      onChange.withLock { $0 = notify }
-      return SharedSubscription {}
-    }
-    return storage
   }
 
   /// What the provider's change signal does: tells the key that its item may have changed.
@@ -84,8 +81,8 @@ struct SecretKeyInMemoryTests {
       $token.withLock { $0 = Token(value: "m", expires: 1) }
       try await $token.save()
       #expect($token.saveError == nil)
-      let storage = SharedEnvironment.current.secretStorage
-      let stored = try storage.read(SecretItemAddress(service: "memory", account: "a"))
+      let store = SharedEnvironment.current.secretKeyStore
+      let stored = try store.item(at: SecretItemAddress(service: "memory", account: "a")).read()
       #expect(stored.map { String(decoding: $0, as: UTF8.self) }?.contains("\"value\":\"m\"") == true)
     }
   }

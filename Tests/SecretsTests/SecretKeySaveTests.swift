@@ -1,7 +1,6 @@
 import Foundation
 import SecretTestSupport
 import Secrets
-import Synchronization
 import Testing
 
 @Suite("SecretKey: saving")
@@ -67,25 +66,21 @@ struct SecretKeySaveTests {
   @Test(arguments: Provider.all)
   func aFailedBatchedWriteIsTriedOnceMoreThenReported(provider: Provider) async throws {
     try await withSecretKeys(provider) { instance, clock in
-      let attempts = Mutex(0)
-      var storage = SharedEnvironment.current.secretStorage
-      let write = storage.write
-      storage.write = { address, bytes in
-        attempts.withLock { $0 += 1 }
-        try write(address, bytes)
-      }
+      let attempts = CallCount()
       var environment = SharedEnvironment.current
-      environment.secretStorage = storage
+      environment.secretKeyStore = environment.secretKeyStore.instrumented(owner: attempts) { item in
+        item.beforeWrite = { attempts.increment() }
+      }
       try await environment.withValue {
         @Shared(.secret(service: "retry", account: "a")) var value: Int = 0
         instance.stopProvider()
         $value.withLock { $0 = 1 }
         clock.advance(by: .seconds(1))
-        try await eventually("the first attempt") { attempts.withLock { $0 } == 1 }
+        try await eventually("the first attempt") { attempts.value == 1 }
         #expect($value.saveError == nil, "the first failure is retried, not reported")
         clock.advance(by: .seconds(1))
         try await eventually("saveError after the retry") { [shared = $value] in shared.saveError != nil }
-        #expect(attempts.withLock { $0 } == 2)
+        #expect(attempts.value == 2)
         clock.advance(by: .seconds(5))  // a third attempt, if there were one, would come now…
         #expect(value == 1, "the value is never rolled back")
 
@@ -94,7 +89,7 @@ struct SecretKeySaveTests {
         clock.advance(by: .seconds(1))
         try await eventually("the write after the provider came back") { try instance.lookup("retry", "a") == "2" }
         try await eventually("saveError cleared") { [shared = $value] in shared.saveError == nil }
-        #expect(attempts.withLock { $0 } == 3, "…and make this the fourth")
+        #expect(attempts.value == 3, "…and make this the fourth")
       }
     }
   }

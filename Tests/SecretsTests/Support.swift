@@ -1,6 +1,7 @@
 import Foundation
 import SecretTestSupport
 import Secrets
+import Synchronization
 
 struct Token: Codable, Sendable, Equatable {
   var value: String
@@ -15,9 +16,60 @@ func withSecretKeys<T: Sendable>(
   try await withProvider(provider) { instance in
     let clock = TestWriteClock()
     var environment = SharedEnvironment.test(clock: clock)
-    environment.secretStorage = .secretService(instance.client())
+    environment.secretKeyStore = .secretService(instance.client())
     return try await environment.withValue { try await body(instance, clock) }
   }
+}
+
+/// An item of another store, with hooks a test sets: its reads and writes seen, its change
+/// notices replaced.
+struct InstrumentedItem: PersistentStore {
+  let base: any PersistentStore<[UInt8]>
+  /// Called when a read has returned or thrown.
+  var afterRead: @Sendable () -> Void = {}
+  /// Called as a write begins.
+  var beforeWrite: @Sendable () -> Void = {}
+  /// Watches instead of the base's, when set.
+  var replacedWatch: (@Sendable (@escaping @Sendable () -> Void) -> SharedSubscription?)?
+
+  var description: String { base.description }
+  func read() throws -> [UInt8]? {
+    defer { afterRead() }
+    return try base.read()
+  }
+  func write(_ bytes: [UInt8]) throws {
+    beforeWrite()
+    try base.write(bytes)
+  }
+  func delete() throws { try base.delete() }
+  func keepCopy(of bytes: [UInt8], stamp: String) throws { try base.keepCopy(of: bytes, stamp: stamp) }
+  func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? {
+    try replacedWatch.map { $0(onChange) } ?? base.watch(onChange)
+  }
+  var readsBeforeWriting: Bool { base.readsBeforeWriting }
+  func readDiscarded() { base.readDiscarded() }
+  var isInMemory: Bool { base.isInMemory }
+  var writesFirstChangeAtOnce: Bool { base.writesFirstChangeAtOnce }
+}
+
+extension SecretKeyStore {
+  /// This store's items, each with the hooks `adjust` sets, as the store of `owner`.
+  func instrumented(
+    owner: some AnyObject & Sendable, _ adjust: @escaping @Sendable (inout InstrumentedItem) -> Void
+  ) -> SecretKeyStore {
+    SecretKeyStore(owner: owner, search: search) { address in
+      var item = InstrumentedItem(base: self.item(at: address))
+      adjust(&item)
+      return item
+    }
+  }
+}
+
+/// A number of calls, counted from any thread.
+final class CallCount: Sendable {
+  private let count = Mutex(0)
+  var value: Int { count.withLock { $0 } }
+  func increment() { count.withLock { $0 += 1 } }
 }
 
 extension ProviderInstance {

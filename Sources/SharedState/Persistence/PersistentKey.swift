@@ -1,7 +1,8 @@
 /// A key whose value a ``PersistentValue`` keeps: its `load`, `subscribe` and `save` are the
 /// core's, so a key author writes only where the value lives (the store) and its identity.
 ///
-/// `.fileStorage`, `.appStorage` and `Secrets`' `.secret` are such keys. A key of your own over
+/// `.fileStorage` and `.appStorage` are such keys (`Secrets`' `.secret` keeps a ``PersistentValue``
+/// of its own store's type, which saves it a hop). A key of your own over
 /// a ``PersistentStore`` of your own:
 ///
 /// ```swift

@@ -8,8 +8,8 @@ import SystemCalls
 /// writes flushed at exit, and a watch that starts again once the store can be reached.
 ///
 /// A key holds one and gets its three requirements from it by conforming to ``PersistentKey``;
-/// ``SharedReaderKey/fileStorage(_:decoder:encoder:writeWindow:)``, `.appStorage` and `Secrets`'
-/// `.secret` are such keys (see ``PersistentKey`` for one of your own).
+/// ``SharedReaderKey/fileStorage(_:decoder:encoder:writeWindow:)`` and `.appStorage` are such keys
+/// (see ``PersistentKey`` for one of your own); `Secrets`' `.secret` holds one directly.
 ///
 /// The rules, the same for every key:
 /// - **Loading.** Nothing stored → the declared default, no error. A store that fails, or

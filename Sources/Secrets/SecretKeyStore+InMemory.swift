@@ -1,31 +1,58 @@
 import Foundation
+import SharedState
 import Synchronization
 
-extension SecretStorage {
+extension SecretKeyStore {
   /// An empty store of its own that lives in memory, for the tests of code that uses
   /// ``SecretKey`` and live queries: fast, isolated, and it never touches a keyring. Changes made
-  /// through one key reach the other keys and the queries of the same storage, as they would
-  /// through the Secret Service.
-  public static func inMemory() -> SecretStorage {
-    let store = InMemorySecretStore()
-    var storage = SecretStorage(
-      read: { store.read($0.attributes, $0.collection) },
-      write: { store.write($1, $0.attributes, label: $0.label, $0.collection) },
-      delete: { store.write(nil, $0.attributes, label: "", $0.collection) },
-      backup: { address, bytes, stamp in
-        store.write(
-          bytes, address.attributes.merging(["backup": stamp]) { $1 },
-          label: "Backup of undecodable \(address.label), \(stamp)", address.collection)
-      },
-      watch: { store.watch($0, $1) },
-      search: { store.search($0, $1, includeSecrets: $2) }
-    )
-    storage.isInMemory = true
-    return storage
+  /// through one key reach the other keys and the queries of the same store at once, as they
+  /// would through the Secret Service.
+  public static func inMemory() -> SecretKeyStore {
+    let items = InMemorySecrets()
+    var search = SecretSearch(
+      search: { items.search($0, $1, includeSecrets: $2) }, watch: { items.watch(.collection($0), $1) })
+    search.isInMemory = true
+    return SecretKeyStore(owner: items, search: search) { InMemorySecretItem(address: $0, items: items) }
   }
 }
 
-final class InMemorySecretStore: Sendable {
+/// One address's item of an in-memory store, as a `PersistentStore`.
+struct InMemorySecretItem: PersistentStore {
+  let address: SecretItemAddress
+  let items: InMemorySecrets
+
+  var description: String { "the secret for \(address)" }
+
+  func read() throws -> [UInt8]? { items.read(address.attributes, address.collection) }
+  func write(_ bytes: [UInt8]) throws {
+    items.write(bytes, address.attributes, label: address.label, address.collection)
+  }
+  func delete() throws { items.write(nil, address.attributes, label: "", address.collection) }
+
+  func keepCopy(of bytes: [UInt8], stamp: String) throws {
+    items.write(
+      bytes, address.backupAttributes(stamp: stamp), label: address.backupLabel(stamp: stamp), address.collection)
+  }
+
+  func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? {
+    items.watch(.item(address), onChange)
+  }
+
+  /// As the Secret Service's items: the core keeps the undecodable bytes it read.
+  var readsBeforeWriting: Bool { false }
+  var isInMemory: Bool { true }
+}
+
+/// The items of one ``SecretKeyStore/inMemory()`` store, and who watches them.
+final class InMemorySecrets: Sendable {
+  /// What a watcher follows.
+  enum Watched {
+    /// The item of a key's address.
+    case item(SecretItemAddress)
+    /// Every item of a collection (what live queries follow).
+    case collection(CollectionID)
+  }
+
   private struct ItemKey: Hashable {
     var attributes: [String: String]
     var collection: CollectionID
@@ -42,7 +69,7 @@ final class InMemorySecretStore: Sendable {
   private struct State {
     var items: [ItemKey: Item] = [:]
     var nextNumber = 1
-    var watchers: [UInt64: (watched: SecretStorage.Watched, onChange: @Sendable () -> Void)] = [:]
+    var watchers: [UInt64: (watched: Watched, onChange: @Sendable () -> Void)] = [:]
     var nextWatcher: UInt64 = 0
   }
 
@@ -81,7 +108,7 @@ final class InMemorySecretStore: Sendable {
 
   /// The collection's items whose attributes include `attributes`.
   func search(_ attributes: [String: String], _ collection: CollectionID, includeSecrets: Bool)
-    -> [SecretStorage.FoundItem]
+    -> [SecretSearch.FoundItem]
   {
     state.withLock { state in
       state.items.compactMap { key, item in
@@ -89,7 +116,7 @@ final class InMemorySecretStore: Sendable {
           return nil
         }
         let collectionPath = "/in-memory/\(collection)"
-        return SecretStorage.FoundItem(
+        return SecretSearch.FoundItem(
           item: SecretItemInfo(
             path: "\(collectionPath)/\(item.number)", label: item.label, attributes: key.attributes,
             collectionPath: collectionPath, isLocked: false, created: item.created, modified: item.modified),
@@ -98,7 +125,7 @@ final class InMemorySecretStore: Sendable {
     }
   }
 
-  func watch(_ watched: SecretStorage.Watched, _ onChange: @escaping @Sendable () -> Void) -> SharedSubscription {
+  func watch(_ watched: Watched, _ onChange: @escaping @Sendable () -> Void) -> SharedSubscription {
     let id = state.withLock { state in
       state.nextWatcher += 1
       state.watchers[state.nextWatcher] = (watched, onChange)

@@ -1,35 +1,4 @@
 import Foundation
-import SharedState
-
-/// One Secret Service item as a ``PersistentStore``: read and written with exactly the
-/// attributes `service` and `account`, undecodable bytes kept in a backup item beside it,
-/// watched through its collection's signals.
-struct SecretItemStore: PersistentStore {
-  let address: SecretItemAddress
-  let storage: SecretStorage
-
-  var description: String { "the secret for \(address)" }
-
-  func read() throws -> [UInt8]? { try storage.read(address) }
-  func write(_ bytes: [UInt8]) throws { try storage.write(address, bytes) }
-  func delete() throws { try storage.delete(address) }
-  func keepCopy(of bytes: [UInt8], stamp: String) throws { try storage.backup(address, bytes, stamp) }
-
-  /// A provider that cannot be reached now is watched once it answers again.
-  func watch(_ onChange: @escaping @Sendable () -> Void) throws -> SharedSubscription? {
-    do {
-      return try storage.watch(.item(address), onChange)
-    } catch SecretError.serviceUnavailable {
-      return nil
-    }
-  }
-
-  /// A read before every write would cost a round trip to the provider: the core keeps the
-  /// undecodable bytes it read instead.
-  var readsBeforeWriting: Bool { false }
-
-  var isInMemory: Bool { storage.isInMemory }
-}
 
 /// A value's JSON, and the errors that say which item did not decode without quoting it.
 enum SecretJSON {
