@@ -23,8 +23,8 @@ RELEASE := -c release --static-swift-stdlib --disable-local-rpath \
 KNOWN_LINK_WARNING := libFoundationEssentials\.a(Data+Writing\.swift\.o).*the use of .mktemp. is dangerous
 release_build = $(SWIFT_BUILD) $(RELEASE) $(1) 2>&1 | { grep --line-buffered -v '$(KNOWN_LINK_WARNING)' || true; }
 PREFIX ?= $(HOME)/.local
-BENCHMARKS := SharedStateBenchmark SecretClientBenchmark SecretdBenchmark SecretdRestartBenchmark SecretdFairnessBenchmark \
-  SecretsBenchmark SecretctlBenchmark TrustComparison OpenBaoBenchmark
+BENCHMARKS := SharedStateBenchmark SecretClientBenchmark SecretdBenchmark SecretdPersistenceBenchmark SecretdRestartBenchmark \
+  SecretdFairnessBenchmark SecretsBenchmark SecretctlBenchmark TrustComparison OpenBaoBenchmark
 PRODUCTS := secretd secretctl secretctl-bao
 
 .PHONY: bootstrap build check test lint format docs bench run install uninstall deb static-cxx pkg-config-overrides \

@@ -22,6 +22,8 @@ let package = Package(
     .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
     .systemLibrary(name: "CGio", pkgConfig: "gio-2.0", providers: [.apt(["libglib2.0-dev"])]),
     .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
+    // tpm2-tss's ESAPI, for the persistent collection's TPM unlocker.
+    .systemLibrary(name: "CTPM2", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
     // The few system calls Swift cannot make itself (variadic syscall, SCM_RIGHTS), as inline C.
     .systemLibrary(name: "CSystemCalls"),
 
@@ -52,7 +54,7 @@ let package = Package(
     .target(
       name: "SecretDaemon",
       dependencies: [
-        "CGcrypt", "CGio", "CSystemCalls", "GLibBridge", "SecretAddress", "SecretMemory", "SystemCalls",
+        "CGcrypt", "CGio", "CSystemCalls", "CTPM2", "GLibBridge", "SecretAddress", "SecretMemory", "SystemCalls",
         "TransferCrypto",
       ],
       swiftSettings: swiftSettings),
@@ -60,7 +62,9 @@ let package = Package(
     .target(name: "CommandLineSyntax", swiftSettings: swiftSettings),
     .target(
       name: "SecretCLI",
-      dependencies: ["SecretAddress", "SecretClient", "SecretMemory", "SystemCalls", "CommandLineSyntax"],
+      dependencies: [
+        "CGio", "GLibBridge", "SecretAddress", "SecretClient", "SecretMemory", "SystemCalls", "CommandLineSyntax",
+      ],
       swiftSettings: swiftSettings),
 
     // Executables.
@@ -145,9 +149,10 @@ let package = Package(
 
     // Benchmarks (`make bench`).
     .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport", swiftSettings: swiftSettings),
-    // A libsecret client and a provider process's CPU and memory, for the benchmarks of providers.
+    // A libsecret client, the sides of a comparison (Subject) and a provider process's CPU and memory, for the
+    // benchmarks of providers.
     .target(
-      name: "ProviderBenchmarkSupport", dependencies: ["CLibSecret", "SecretTestSupport"],
+      name: "ProviderBenchmarkSupport", dependencies: ["BenchmarkSupport", "CLibSecret", "SecretTestSupport"],
       path: "Benchmarks/ProviderBenchmarkSupport",
       swiftSettings: swiftSettings),
     .executableTarget(
@@ -186,6 +191,10 @@ let package = Package(
       name: "SecretdRestartBenchmark",
       dependencies: ["CLibSecret", "ProviderBenchmarkSupport", "SecretTestSupport", "BenchmarkSupport"],
       path: "Benchmarks/SecretdRestartBenchmark", swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "SecretdPersistenceBenchmark",
+      dependencies: ["CLibSecret", "ProviderBenchmarkSupport", "SecretTestSupport", "BenchmarkSupport"],
+      path: "Benchmarks/SecretdPersistenceBenchmark", swiftSettings: swiftSettings),
   ],
   swiftLanguageModes: [.v6]
 )

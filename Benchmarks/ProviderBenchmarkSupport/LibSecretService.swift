@@ -23,7 +23,7 @@ public func connect(_ address: String) throws -> OpaquePointer {
   return connection
 }
 
-/// A libsecret SecretService on a connection of its own, storing and looking up the items
+/// A libsecret SecretService on a connection of its own, storing, looking up and deleting the items
 /// `service=bench.example.com account=user-INDEX` whose secret is `secret-value-INDEX`.
 public final class LibSecretService {
   let raw: UnsafeMutablePointer<SecretService>
@@ -63,6 +63,17 @@ public final class LibSecretService {
     var error: UnsafeMutablePointer<GError>?
     guard secret_service_store_sync(raw, nil, table, collection, "bench \(index)", value, nil, &error) != 0 else {
       throw BenchmarkError("store \(index): \(message(error))")
+    }
+  }
+
+  /// Deletes item `index` (libsecret searches for it, then deletes what it found); throws when
+  /// there was none.
+  public func clear(_ index: Int) throws {
+    let table = try attributes(index)
+    defer { g_hash_table_unref(table) }
+    var error: UnsafeMutablePointer<GError>?
+    guard secret_service_clear_sync(raw, nil, table, nil, &error) != 0 else {
+      throw BenchmarkError("clear \(index): \(error == nil ? "not found" : message(error))")
     }
   }
 

@@ -20,10 +20,13 @@ package struct Configuration: Sendable {
   /// Where the persistent collection `login` is sealed (`--persistent`); nil keeps everything
   /// in memory only.
   package var persistentFolder: String?
+  /// The TPM of the persistent collection's TPM unlocker, as a tpm2-tss TCTI configuration
+  /// (`--tcti`); nil: tpm2-tss's default (/dev/tpmrm0 first).
+  package var tcti: String?
 
   package init(
     limits: Limits = Limits(), defaultTTL: UInt64? = nil, servedUser: UserID = .current, workerThreads: Int = 4,
-    allowUnlockedMemory: Bool = false, persistentFolder: String? = nil
+    allowUnlockedMemory: Bool = false, persistentFolder: String? = nil, tcti: String? = nil
   ) {
     self.limits = limits
     self.defaultTTL = defaultTTL
@@ -31,6 +34,7 @@ package struct Configuration: Sendable {
     self.workerThreads = workerThreads
     self.allowUnlockedMemory = allowUnlockedMemory
     self.persistentFolder = persistentFolder
+    self.tcti = tcti
   }
 }
 
@@ -51,6 +55,8 @@ package final class Daemon: @unchecked Sendable {
   let storeLock = ReadWriteLock()
   let sessions: SessionRegistry
   let signals: SignalOutbox
+  /// Clients waiting for the sealed collection to be unlocked.
+  let unlockPrompts = UnlockPrompts()
   private var scheduler: ClientScheduler?
   private var expiryTimer: Timer?
   /// Where the message that scrubs the bus reader's buffer goes: to ourselves, ignored.
@@ -99,6 +105,7 @@ package final class Daemon: @unchecked Sendable {
       // (`departed`); once forgotten, nothing of it can run, so what it made so far closes now.
       scheduler.forget(name)
       self.sessions.closeAll(ownedBy: name)
+      self.unlockPrompts.closeAll(ownedBy: name)
     }
     scheduler.start(threads: configuration.workerThreads)
     let ownName = connection.uniqueName

@@ -1,7 +1,8 @@
 // io.github.swiftsecrets.Secretd1 at /org/freedesktop/secrets: what secretd adds to the Secret
 // Service, for `secretctl status` and `secretctl store`: where its store lives, how much of the
 // budget it uses, whether the service manager keeps it, and the stores it refused; and, with
-// `--persistent`, the state of the sealed collection and the call that unlocks it.
+// `--persistent`, the state of the sealed collection, the call that unlocks it and its
+// unlockers (DaemonObject+Unlockers.swift).
 import GLibBridge
 import SecretMemory
 
@@ -27,6 +28,21 @@ struct DaemonObject: BusObject {
       ) { object, arguments, context throws(DBusError) in
         try object.unlockWithPassphrase(arguments, context: context)
       },
+      // Argon2id or the TPM runs outside the store's lock; the key file changes one at a time.
+      Method(
+        "AddUnlocker", in: [Argument("kind", "s"), Argument("passphrase", "ay")], out: [Argument("number", "u")],
+        access: .none, cost: .unbounded
+      ) { object, arguments, context throws(DBusError) in
+        try object.addUnlocker(arguments, context: context)
+      },
+      Method("ListUnlockers", out: [Argument("unlockers", "a(us)")], access: .none, cost: .unbounded) {
+        object, _, _ throws(DBusError) in
+        try object.listUnlockers()
+      },
+      Method("RemoveUnlocker", in: [Argument("number", "u")], access: .none, cost: .unbounded) {
+        object, arguments, _ throws(DBusError) in
+        try object.removeUnlocker(arguments)
+      },
     ],
     properties: [
       Property("StoreMemory", "s") { object throws(DBusError) in
@@ -41,7 +57,8 @@ struct DaemonObject: BusObject {
       },
       Property("StoreKept", "b") { object throws(DBusError) in .boolean(object.daemon.keeper.isKept) },
       Property("RejectedStores", "as") { object throws(DBusError) in
-        .array(elementType: "s", object.daemon.keeper.rejections.map { .string($0) })
+        let keeper = object.daemon.keeper
+        return .array(elementType: "s", (keeper.rejections + (keeper.sealed?.rejectedLogs ?? [])).map { .string($0) })
       },
       Property("SealedCollection", "o") { object throws(DBusError) in
         .objectPath(
@@ -71,6 +88,7 @@ struct DaemonObject: BusObject {
       throw DBusError(error)
     }
     daemon.announceChanges()
+    daemon.completeUnlockPrompts()
     Log.info("\(ObjectPaths.collection(SealedCollection.name)) unlocked\(created ? " with a new data key" : "")")
     return .tuple([.boolean(created)])
   }

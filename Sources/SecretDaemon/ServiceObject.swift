@@ -28,11 +28,15 @@ struct ServiceObject: BusObject {
       Method(
         "Unlock", in: [Argument("objects", "ao")], out: [Argument("unlocked", "ao"), Argument("prompt", "o")],
         access: .write
-      ) { service, arguments, _ throws(DBusError) in try service.setLocked(arguments, locked: false) },
+      ) { service, arguments, context throws(DBusError) in
+        try service.setLocked(arguments, locked: false, caller: context.sender)
+      },
       Method(
         "Lock", in: [Argument("objects", "ao")], out: [Argument("locked", "ao"), Argument("Prompt", "o")],
         access: .write
-      ) { service, arguments, _ throws(DBusError) in try service.setLocked(arguments, locked: true) },
+      ) { service, arguments, context throws(DBusError) in
+        try service.setLocked(arguments, locked: true, caller: context.sender)
+      },
       Method(
         "GetSecrets", in: [Argument("items", "ao"), Argument("session", "o")],
         out: [Argument("secrets", "a{o(oayays)}")], access: .read,
@@ -99,16 +103,26 @@ struct ServiceObject: BusObject {
   }
 
   /// Unlock(ao) -> (ao unlocked, o prompt) and Lock(ao) -> (ao locked, o prompt).
-  /// Memory-only collections have no password, so neither needs a prompt.
-  private func setLocked(_ arguments: Variant, locked: Bool) throws(DBusError) -> DBusValue {
+  /// Memory-only collections have no password: only the sealed collection's unlock prompts,
+  /// and its prompt completes when the user unlocks it (``UnlockPrompts``).
+  private func setLocked(_ arguments: Variant, locked: Bool, caller: String) throws(DBusError) -> DBusValue {
     let paths = try daemon.boundedPaths(arguments.child(0))
     var done: [String] = []
+    var waiting: [String] = []
+    var refusal: StoreError?
     for path in paths {
       guard let collection = existingCollection(of: path) else { continue }
-      do throws(StoreError) { try daemon.store.setLocked(collection, locked) } catch { throw DBusError(error) }
-      done.append(path)
+      do throws(StoreError) {
+        try daemon.store.setLocked(collection, locked)
+        done.append(path)
+      } catch {
+        guard case .needsPassphrase = error else { throw DBusError(error) }
+        (waiting, refusal) = (waiting + [path], error)
+      }
     }
-    return .tuple([.objectPaths(done), .objectPath(ObjectPaths.none)])
+    guard let refusal else { return .tuple([.objectPaths(done), .objectPath(ObjectPaths.none)]) }
+    guard let number = daemon.unlockPrompts.open(objects: waiting, owner: caller) else { throw DBusError(refusal) }
+    return .tuple([.objectPaths(done), .objectPath(ObjectPaths.prompt(number))])
   }
 
   /// The collection that `path` (a collection, or an item in one) names, when it exists.

@@ -142,6 +142,19 @@ package enum Files {
     return String(cString: made)
   }
 
+  /// The names in `directory` but `.` and `..`; none when it cannot be read. Wraps opendir(3),
+  /// readdir(3).
+  package static func names(in directory: String) -> [String] {
+    guard let listing = opendir(directory) else { return [] }
+    defer { closedir(listing) }
+    var names: [String] = []
+    while let entry = readdir(listing) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+  }
+
   /// Removes the files directly in `directory`, then the folder. Wraps opendir(3), unlink(2), rmdir(2).
   package static func removeDirectory(_ directory: String) {
     if let listing = opendir(directory) {

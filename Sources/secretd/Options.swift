@@ -12,6 +12,7 @@ struct Options {
   var allowReplacement = false
   var persistent = false
   var dataFolder: String?
+  var tcti: String?
   var configuration = Configuration()
 
   enum Outcome {
@@ -98,6 +99,14 @@ struct Options {
       ) {
         $0.dataFolder = $1
         return $1.hasPrefix("/") ? nil : "--data-folder needs an absolute path"
+      },
+      Flag(
+        name: "--tcti", value: "CONF",
+        help: "the TPM that unseals --persistent's TPM unlocker at start (`secretctl unlocker add tpm`), as a "
+          + "tpm2-tss TCTI such as device:/dev/tpmrm0 or swtpm:path=SOCKET (default tpm2-tss's: /dev/tpmrm0 first)"
+      ) {
+        $0.tcti = $1
+        return $1.isEmpty ? "--tcti needs a TCTI configuration, such as device:/dev/tpmrm0" : nil
       },
       Flag(
         name: "--default-ttl", value: "SECONDS",
@@ -200,8 +209,9 @@ struct Options {
           status: usageError, message: "secretd: --persistent needs $XDG_DATA_HOME, $HOME or --data-folder")
       }
       options.configuration.persistentFolder = folder
-    } else if options.dataFolder != nil {
-      return .exit(status: usageError, message: "secretd: --data-folder needs --persistent\nTry 'secretd --help'.")
+      options.configuration.tcti = options.tcti
+    } else if let needless = options.dataFolder != nil ? "--data-folder" : options.tcti != nil ? "--tcti" : nil {
+      return .exit(status: usageError, message: "secretd: \(needless) needs --persistent\nTry 'secretd --help'.")
     }
     return .run(options)
   }

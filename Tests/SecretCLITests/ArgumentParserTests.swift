@@ -90,7 +90,8 @@ struct ArgumentParserTests {
       commandTable.map(\.name) == [
         "get", "set", "delete", "search", "lock", "unlock", "status", "read", "exec", "run", "inject",
         "git-credential", "credential set", "credential get", "credential list", "credential delete",
-        "credential drop-in", "store discard-rejected", "setup", "completion",
+        "credential drop-in", "unlocker add", "unlocker list", "unlocker remove", "store discard-rejected", "setup",
+        "completion",
       ])
     for spec in commandTable {
       #expect(spec.helpText.contains("Usage: secretctl \(spec.name)"))

@@ -56,13 +56,20 @@ struct PersistentCollectionTests {
     }
   }
 
-  @Test("the Secret Service's Unlock of a sealed login says to run secretctl unlock")
-  func unlockWithoutPassphraseSaysHow() async throws {
+  @Test(
+    "the Secret Service's Unlock of a sealed login answers with a prompt and unlocks nothing; a client past its prompts is told to run secretctl unlock"
+  )
+  func unlockWithoutPassphrasePromptsThenSaysHow() async throws {
     try await withProvider(.secretd, arguments: Self.arguments) { (instance) async throws in
       let client = try RawClient(address: instance.busAddress)
+      let unlock = DBusValue.tuple([.objectPaths([Self.login])])
+      for _ in 0..<UnlockPrompts.perClient {
+        let reply = try client.call(ObjectPaths.root, Interfaces.service, "Unlock", unlock)
+        #expect(reply.child(0)?.objectPaths == [] && reply.child(1)?.string?.hasPrefix(ObjectPaths.prompts) == true)
+      }
       do throws(GLibError) {
-        try client.call(ObjectPaths.root, Interfaces.service, "Unlock", .tuple([.objectPaths([Self.login])]))
-        Issue.record("Unlock of a sealed login succeeded without its passphrase")
+        try client.call(ObjectPaths.root, Interfaces.service, "Unlock", unlock)
+        Issue.record("a client was given more than \(UnlockPrompts.perClient) prompts at once")
       } catch {
         #expect(error.remoteName == "org.freedesktop.Secret.Error.IsLocked")
         #expect(error.message.contains("secretctl unlock"), "\(error.message)")

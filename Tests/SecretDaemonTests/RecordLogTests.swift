@@ -94,6 +94,21 @@ struct RecordLogTests {
     }
   }
 
+  @Test("a log whose last append left garbage where its pages never reached the disk opens with the records before it")
+  func garbageTail() throws {
+    try withPersistenceFolder { folder in
+      let path = folder + "/login.log"
+      let (states, sizes, key) = try Self.filledLog(at: path)
+      let whole = try fileBytes(path)
+      let lastStart = sizes[sizes.count - 2]
+      for trial in 0..<20 {
+        let garbage = (lastStart..<whole.count).map { _ in UInt8.random(in: 0...255) }
+        try writeFile(path, Array(whole[..<lastStart]) + garbage)
+        #expect(try unsealedTexts(try RecordLog.open(at: path), key: key) == states[states.count - 2], "trial \(trial)")
+      }
+    }
+  }
+
   @Test("after a torn tail is cut off, new appends are read back with the old records")
   func appendAfterTornTail() throws {
     try withPersistenceFolder { folder in

@@ -55,7 +55,7 @@ enum CollectionCommands {
 
   /// secretd's passphrase, from stdin with --password-stdin, else asked on the terminal (twice
   /// when it is being set). Only ever in SecretBytes.
-  private static func readPassphrase(_ arguments: ParsedArguments, console: Console, creating: Bool) throws(CLIError)
+  static func readPassphrase(_ arguments: ParsedArguments, console: Console, creating: Bool) throws(CLIError)
     -> SecretBytes
   {
     let passphrase = SecretBytes()

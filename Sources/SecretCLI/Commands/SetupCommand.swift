@@ -108,6 +108,9 @@ private struct Setup {
     ExecStart=
     ExecStart=\(secretd) --persistent
     ReadWritePaths=\(dataFolder)
+    # A TPM unlocker (`secretctl unlocker add tpm`) reaches the machine's TPM here, where it has
+    # one and this user may use it (Debian: the group tss); PrivateDevices= hides the rest of /dev.
+    BindPaths=-/dev/tpmrm0
 
     """
   }

@@ -22,7 +22,8 @@ let commandTable: [CommandSpec] =
     ItemCommands.get, ItemCommands.set, ItemCommands.delete, SearchCommand.spec,
     CollectionCommands.lock, CollectionCommands.unlock, CollectionCommands.status,
     ReferenceCommands.read, ExecCommand.spec, ReferenceCommands.run, ReferenceCommands.inject, GitCredential.spec,
-  ] + CredentialCommands.all + [StoreCommands.discardRejected, SetupCommand.spec, Completion.spec]
+  ] + CredentialCommands.all + UnlockerCommands.all
+  + [StoreCommands.discardRejected, SetupCommand.spec, Completion.spec]
 
 func command(named name: String) -> CommandSpec? {
   commandTable.first { $0.name == name }

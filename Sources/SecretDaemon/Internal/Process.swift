@@ -13,10 +13,14 @@ package enum ProcessHardening {
 
   /// Sets `PR_SET_DUMPABLE` 0 (no core dumps, no ptrace by the same user's processes, /proc/PID/mem
   /// readable only with CAP_SYS_PTRACE) and `RLIMIT_CORE` 0. Wraps prctl; setrlimit through
-  /// ``ResourceLimits``.
+  /// ``ResourceLimits``; silences tpm2-tss's log (`TSS2_LOG`).
   package static func apply() -> Report {
     let dumpable = secretd_set_not_dumpable() == 0 && secretd_get_dumpable() == 0
     let core = (try? ResourceLimits.disableCoreFiles()) != nil
+    // tpm2-tss's debug log prints session keys and unsealed data: whatever the environment
+    // asks, it says nothing (TPM failures reach the log through our own errors). Set before
+    // any thread starts.
+    try? Environment.set("TSS2_LOG", to: "all+NONE")
     return Report(notDumpable: dumpable, coreLimitZero: core)
   }
 

@@ -9,8 +9,9 @@ import SystemCalls
 /// The backing of the collection `login`: its record log, and its data key while unlocked.
 package final class SealedCollection: CollectionBacking, @unchecked Sendable {
   // SAFETY: `log` and `key` are used only under the daemon's store write lock (the store's
-  // writes, and the part of `unlock` that loads items) or before the daemon serves; `attempts`
-  // locks itself and serialises unlocks.
+  // writes, and the part of `unlock` that loads items) or before the daemon serves;
+  // `rejectedLogs` is changed there too (and by `DiscardRejectedStores`, a writer) and read
+  // under the store's read lock (`RejectedStores`); `attempts` locks itself and serialises unlocks.
   static let name = "login"
   static let label = "Login"
   /// How long the unlock after `failures` wrong passphrases in a row waits: 1 s, doubled each
@@ -25,7 +26,9 @@ package final class SealedCollection: CollectionBacking, @unchecked Sendable {
   /// Argon2id's costs for a new passphrase unlocker.
   let parameters: Argon2Parameters
   private(set) var log: RecordLog?
-  private var key: DataKey?
+  private(set) var key: DataKey?
+  /// Damaged logs set aside, one line each saying where and what to do, until discarded.
+  var rejectedLogs: [String] = []
   private let attempts = Mutex(Attempts())
 
   private struct Attempts {
@@ -38,7 +41,8 @@ package final class SealedCollection: CollectionBacking, @unchecked Sendable {
   }
 
   /// Makes the data folder (readable by its owner only), opens the log if there is one (no key
-  /// needed: its records are checked, a torn tail cut), and makes `login` in `store`: locked,
+  /// needed: its records are checked, a torn tail cut; a damaged one is set aside, and `login`
+  /// starts anew at its unlock), and makes `login` in `store`: locked,
   /// empty, under the alias `default`. A `login` the store already held (an arena kept by the
   /// service manager) is emptied, its items wiped: the log has them.
   static func attach(
@@ -54,11 +58,8 @@ package final class SealedCollection: CollectionBacking, @unchecked Sendable {
       throw refused("\(error.call) on \(error.path) failed: \(error.errno)")
     }
     let sealed = SealedCollection(folder: folder, parameters: parameters)
-    if Files.exists(sealed.logPath) {
-      do throws(RecordLogError) { sealed.log = try RecordLog.open(at: sealed.logPath) } catch {
-        throw refused("\(error)")
-      }
-    }
+    sealed.reportLogsSetAside()
+    do throws(RecordLogError) { try sealed.openExistingLog() } catch { throw refused("\(error)") }
     do throws(StoreError) {
       if store.collections[name] == nil {
         store.appliesLimits = false
@@ -101,7 +102,10 @@ package final class SealedCollection: CollectionBacking, @unchecked Sendable {
 
   var isOpen: Bool { key != nil }
 
-  func close() { key = nil }
+  func close() {
+    key = nil
+    forgetKeptKey()
+  }
 
   // MARK: Unlocking
 
@@ -136,6 +140,7 @@ package final class SealedCollection: CollectionBacking, @unchecked Sendable {
       }
       state.failures = 0
       try storeLock.writing { () throws(UnlockError) in try load(with: dataKey, keyID: keyFile.keyID, into: store) }
+      keepKey()
       return created
     }
   }
@@ -170,23 +175,12 @@ package final class SealedCollection: CollectionBacking, @unchecked Sendable {
   }
 
   /// Under the store's write lock: the log (made when there is none), every record unsealed and
-  /// loaded, the collection unlocked. Nothing changes unless all of it succeeds.
-  private func load(with dataKey: DataKey, keyID: [UInt8], into store: Store) throws(UnlockError) {
+  /// loaded, the collection unlocked. Nothing changes unless all of it succeeds, but for a
+  /// damaged log, which is set aside whole for a new, empty one (``unsealedLog(with:keyID:)``).
+  func load(with dataKey: DataKey, keyID: [UInt8], into store: Store) throws(UnlockError) {
     guard let collection = store.collections[Self.name] else { throw .log("the collection \(Self.name) is gone") }
     if !collection.locked && key != nil { return }
-    do throws(RecordLogError) {
-      if log == nil {
-        log = Files.exists(logPath) ? try RecordLog.open(at: logPath) : try RecordLog.create(at: logPath, keyID: keyID)
-      }
-    } catch {
-      throw .log("\(error)")
-    }
-    guard let log else { throw .log("no log") }
-    guard log.keyID == keyID else {
-      throw .log("\(logPath) was sealed with another data key than \(keyPath)'s: refused, nothing unlocked")
-    }
-    let opened: [RecordSlot: SecretBytes]
-    do throws(RecordLogError) { opened = try log.unseal(with: dataKey) } catch { throw .log("\(error)") }
+    let (log, opened) = try unsealedLog(with: dataKey, keyID: keyID)
     do throws(StoreError) {
       try store.loadItems(opened.map { (Int($0.key.item), $0.value) }, into: Self.name)
       key = dataKey
@@ -201,6 +195,51 @@ package final class SealedCollection: CollectionBacking, @unchecked Sendable {
       do throws(RecordLogError) { try log.compact() } catch {
         Log.warning("\(logPath) could not be compacted: \(error)")
       }
+    }
+  }
+
+  /// The log's live items unsealed with the data key, from the log opened (or made when there
+  /// is none). A log that is damaged, or holds a record that does not open with this key, the
+  /// key its head names, is never served in part: it is set aside whole, and a new, empty log
+  /// takes its place.
+  private func unsealedLog(with dataKey: DataKey, keyID: [UInt8]) throws(UnlockError) -> (
+    RecordLog, [RecordSlot: SecretBytes]
+  ) {
+    let current: RecordLog
+    do throws(RecordLogError) {
+      try openExistingLog()
+      if let log { current = log } else { current = try RecordLog.create(at: logPath, keyID: keyID) }
+      log = current
+    } catch {
+      throw .log("\(error)")
+    }
+    guard current.keyID == keyID else {
+      throw .log("\(logPath) was sealed with another data key than \(keyPath)'s: refused, nothing unlocked")
+    }
+    do throws(RecordLogError) {
+      do throws(RecordLogError) { return (current, try current.unseal(with: dataKey)) } catch {
+        guard error.isDamage else { throw error }
+        try setAside(damagedLog: error)
+        log = nil
+        let fresh = try RecordLog.create(at: logPath, keyID: keyID)
+        log = fresh
+        return (fresh, [:])
+      }
+    } catch {
+      throw .log("\(error)")
+    }
+  }
+
+  /// Opens the log file, when there is one and no log is open; a damaged one is set aside.
+  private func openExistingLog() throws(RecordLogError) {
+    guard log == nil, Files.exists(logPath) else { return }
+    do throws(RecordLogError) { log = try RecordLog.open(at: logPath) } catch {
+      guard error.isDamage else { throw error }
+      try setAside(damagedLog: error)
+      return
+    }
+    if let dropped = log?.droppedTailBytes, dropped > 0 {
+      Log.info("\(logPath): a torn tail of \(dropped) bytes (an append never acknowledged) was cut off")
     }
   }
 }

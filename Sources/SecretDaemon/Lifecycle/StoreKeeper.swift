@@ -86,10 +86,11 @@ package final class StoreKeeper {
     }
     report.append(Self.describeMemory(store, configuration))
     if let folder = configuration.persistentFolder {
-      sealed = try SealedCollection.attach(folder: folder, to: store)
+      let attached = try SealedCollection.attach(folder: folder, to: store)
       report.append(
-        "the persistent collection \(SealedCollection.name) (the default) is sealed in \(folder); it is locked until "
-          + "unlocked with its passphrase (secretctl unlock)")
+        attached.unlockWithKeptKey(inherited, store: store)
+          ?? attached.unlockWithTPM(tcti: configuration.tcti, store: store))
+      sealed = attached
     } else {
       sealed = nil
     }
@@ -141,7 +142,8 @@ package final class StoreKeeper {
     }
   }
 
-  /// Lets every refused arena go, from this process and from the service manager.
+  /// Lets every refused arena go, from this process and from the service manager, and forgets
+  /// the damaged logs set aside (their files stay).
   package func discardRejected() {
     if ServiceManager.isListening {
       try? ServiceManager.notify("FDSTOREREMOVE=1\nFDNAME=\(Self.rejectedName)")
@@ -149,6 +151,7 @@ package final class StoreKeeper {
     for descriptor in rejected { descriptor.close() }
     rejected = []
     rejections = []
+    sealed?.rejectedLogs = []
   }
 
   // MARK: Opening

@@ -18,6 +18,8 @@ package enum KeyFileError: Error, Equatable, CustomStringConvertible {
   case wrongDataKey
   /// Sealing or key derivation failed.
   case sealing(SealingError)
+  /// The TPM could not be reached, or did not seal, or did not open TPM unlocker `number`.
+  case tpm(number: UInt32?, TPMError)
   /// Reading or writing the file failed.
   case file(call: String, path: String, reason: String)
 
@@ -32,6 +34,8 @@ package enum KeyFileError: Error, Equatable, CustomStringConvertible {
     case .lastUnlocker: "refusing to remove the last unlocker: add another first"
     case .wrongDataKey: "the data key given is not the one the key file wraps"
     case .sealing(let error): "\(error)"
+    case .tpm(let number?, let error): "the TPM did not open unlocker \(number): \(error)"
+    case .tpm(nil, let error): "\(error)"
     case .file(let call, let path, let reason): "\(call) on \(path) failed: \(reason)"
     }
   }

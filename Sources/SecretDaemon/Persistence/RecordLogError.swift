@@ -26,7 +26,7 @@ package enum RecordLogError: Error, Equatable, CustomStringConvertible {
   package var description: String {
     switch self {
     case .damaged(let path, let offset, let reason):
-      "\(path) is damaged at byte \(offset) (\(reason)): refused whole and left untouched; set it aside"
+      "\(path) is damaged at byte \(offset) (\(reason)): refused whole"
     case .unsupportedVersion(let path, let version):
       "\(path) is a record log of version \(version), newer than this secretd reads: upgrade secretd"
     case .noSuchLog(let path): "no record log at \(path)"
@@ -36,6 +36,16 @@ package enum RecordLogError: Error, Equatable, CustomStringConvertible {
     case .sealing(let path, let record, let error): "\(path): \(record) did not open (\(error)): refused whole"
     case .file(let error): "\(error.call) on \(error.path) failed: \(error.errno)"
     case .broken(let path, let cause): "\(path) takes no more records after \(cause): open it again"
+    }
+  }
+
+  /// Whether the file itself is at fault: damaged, or holding a record that does not open
+  /// (given the key the log names). Such a log is never served in part: it is set aside whole.
+  /// A failing call, a lock held or a newer version are not damage: the file may be fine.
+  package var isDamage: Bool {
+    switch self {
+    case .damaged, .sealing(_, _, .refused), .sealing(_, _, .malformed): true
+    default: false
     }
   }
 }

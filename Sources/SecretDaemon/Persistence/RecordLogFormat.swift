@@ -9,10 +9,13 @@
 // The first `compacted count` records are those a compaction kept, with generations below the
 // floor; every later one has a generation at or above it; generations only grow.
 //
-// Reading it back: only the last append can be unsynced, so only the last frame can be torn.
-// A frame cut short, a tail of zeros, or a last frame whose body fails its check is a torn tail,
-// dropped; any other failure (a frame header that fails its check, a body that fails its check
-// with frames after it, a record that breaks the rules above) is damage, and the log is refused.
+// Reading it back: only the last append can be unsynced, so only the last frame can be torn,
+// and a power cut may leave it cut short, or with zeros or garbage where its pages did not reach
+// the disk. A frame cut short, a last frame whose body fails its check, or a frame header that
+// fails its check with no whole frame anywhere after it is a torn tail, dropped; any other
+// failure (a frame header that fails its check with a whole frame after it, a body that fails
+// its check with frames after it, a record that breaks the rules above) is damage, and the log
+// is refused. A change inside the last record alone looks like a torn append, and is dropped.
 
 enum RecordLogFormat {
   static let magic = Array("SECRETDL".utf8)
@@ -95,8 +98,9 @@ enum RecordLogFormat {
         let headerCheck = frameReader.read(UInt32.self)
       else { break scanning }
       guard headerCheck == CRC32C.checksum(bytes[offset..<(offset + 8)]) else {
-        // An unsynced append on a file system that extends the file before writing its data.
-        if bytes[offset...].allSatisfy({ $0 == 0 }) { break scanning }
+        // An unsynced append whose header did not reach the disk whole (zeros where the file
+        // was extended first, garbage where its pages were not written) has nothing after it.
+        if !holdsWholeFrame(bytes, after: offset) { break scanning }
         throw damaged(offset, "frame header checksum mismatch")
       }
       guard (minimumBody...maximumBody).contains(Int(length)) else {
@@ -118,6 +122,23 @@ enum RecordLogFormat {
       throw damaged(offset, "\(head.compactedCount) compacted records announced, \(records.count) found")
     }
     return Scan(head: head, records: records, validEnd: offset)
+  }
+
+  /// Whether a whole frame (a header and a body that pass their checks) starts anywhere after
+  /// `offset`: bytes a torn append cannot have left.
+  private static func holdsWholeFrame(_ bytes: [UInt8], after offset: Int) -> Bool {
+    var start = offset + 1
+    while start + frameHeaderSize + minimumBody <= bytes.count {
+      defer { start += 1 }
+      var reader = LittleEndianReader(bytes[start..<(start + frameHeaderSize)])
+      guard let length = reader.read(UInt32.self), let bodyCheck = reader.read(UInt32.self),
+        let headerCheck = reader.read(UInt32.self), headerCheck == CRC32C.checksum(bytes[start..<(start + 8)]),
+        (minimumBody...maximumBody).contains(Int(length))
+      else { continue }
+      let end = start + frameHeaderSize + Int(length)
+      if end <= bytes.count, CRC32C.checksum(bytes[(start + frameHeaderSize)..<end]) == bodyCheck { return true }
+    }
+    return false
   }
 
   static func decodeBody(_ body: ArraySlice<UInt8>) -> LogRecord? {

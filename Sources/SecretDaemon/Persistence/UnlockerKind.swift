@@ -8,10 +8,21 @@ package struct UnlockerKind: RawRepresentable, Hashable, Sendable, CustomStringC
 
   /// A passphrase through Argon2id (``PassphraseUnlocker``).
   package static let passphrase = UnlockerKind(rawValue: 1)
-  /// The machine's TPM 2.0 (reserved: sealed to the storage hierarchy).
+  /// The machine's TPM 2.0 (``TPMUnlocker``: a key sealed under the owner hierarchy).
   package static let tpm2 = UnlockerKind(rawValue: 2)
   /// The login password through PAM (reserved).
   package static let login = UnlockerKind(rawValue: 3)
+
+  /// The word secretd's `ListUnlockers` and `AddUnlocker` name the kind by (`passphrase`, `tpm`,
+  /// `login`), and `kind-N` for a kind this secretd does not know.
+  package var name: String {
+    switch self {
+    case .passphrase: "passphrase"
+    case .tpm2: "tpm"
+    case .login: "login"
+    default: "kind-\(rawValue)"
+    }
+  }
 
   package var description: String {
     switch self {

@@ -1,0 +1,54 @@
+import BenchmarkSupport
+import Foundation
+import ProviderBenchmarkSupport
+
+/// The tables (rates, and secretd's advantage round by round), the time per call, memory.
+func report(_ subjects: [Subject]) {
+  let secretd = subjects[0]
+  /// A rate and secretd's advantage over it, round by round (none on secretd's own row).
+  func cells(_ subject: Subject, _ figures: (Subject) -> CallFigures, _ size: Int) -> String {
+    let rate = figures(subject).rate(size)
+    let ratio = subject === secretd ? "" : Samples.ratios(figures(secretd).rate(size), rate).formatted(2)
+    return "\(rate) | \(ratio)"
+  }
+  for size in sizes {
+    print("")
+    print("At \(size) items:")
+    print("| | stores/s | secretd is × faster | lookups/s | secretd is × faster |")
+    print("|---|---|---|---|---|")
+    for subject in subjects {
+      print("| \(subject.name) | \(cells(subject, \.replaces, size)) | \(cells(subject, \.lookups, size)) |")
+    }
+    print("| | creates/s | secretd is × faster | deletes/s | secretd is × faster |")
+    print("|---|---|---|---|---|")
+    for subject in subjects where subject.inMemory {
+      print("| \(subject.name) | \(cells(subject, \.creates, size)) | \(cells(subject, \.deletes, size)) |")
+    }
+    for subject in subjects {
+      let wall = 1e6 / max(subject.lookups.rate(size).median, 1)
+      let daemon = Double(subject.lookups.daemonMicroseconds(size))
+      let client = (subject.lookupClientCPU[size]?.median ?? 0) * 1e6
+      var line =
+        "  \(subject.name): a lookup takes \(Int(wall)) µs = daemon CPU \(Int(daemon)) + client CPU \(Int(client)) "
+        + "+ rest \(Int(max(0, wall - daemon - client))) (bus daemon, wake-ups); daemon CPU per store "
+        + "\(subject.replaces.daemonMicroseconds(size)) µs"
+      if subject.inMemory {
+        line +=
+          ", per create \(subject.creates.daemonMicroseconds(size)) µs, per delete "
+          + "\(subject.deletes.daemonMicroseconds(size)) µs"
+      }
+      print(line)
+    }
+  }
+  print("")
+  for subject in subjects {
+    print("memory after \(sizes.last ?? 0) items: \(subject.name) \(subject.memory.map { "\($0)" } ?? "?")")
+  }
+  func flatness(_ figures: CallFigures) -> Double {
+    figures.rate(sizes.last ?? 0).median / max(figures.rate(sizes.first ?? 0).median, 1)
+  }
+  print(
+    String(
+      format: "secretd flatness (rate at 1,300 / rate at 300): stores %.2f, lookups %.2f, creates %.2f, deletes %.2f",
+      flatness(secretd.replaces), flatness(secretd.lookups), flatness(secretd.creates), flatness(secretd.deletes)))
+}
