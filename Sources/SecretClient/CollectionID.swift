@@ -15,6 +15,23 @@ public enum CollectionID: Sendable, Hashable {
     self = text.hasPrefix("/") ? .path(text) : .alias(text)
   }
 
+  /// The object path calls can be sent to: an alias's own (`/org/freedesktop/secrets/aliases/NAME`),
+  /// which the provider resolves on each call, or the collection's.
+  var objectPath: String {
+    switch self {
+    case .alias(let name): "/org/freedesktop/secrets/aliases/" + name
+    case .path(let path): path
+    }
+  }
+
+  /// How errors name it: `alias NAME`, or the path.
+  var errorName: String {
+    switch self {
+    case .alias(let name): "alias \(name)"
+    case .path(let path): path
+    }
+  }
+
   /// The form libsecret accepts wherever a collection is named: an alias or a path.
   var libsecretName: String {
     switch self {

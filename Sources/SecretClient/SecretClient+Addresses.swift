@@ -46,19 +46,22 @@ extension SecretClient {
   }
 
   /// The item `address` names (see ``isNamed(_:by:)``), with its path; nil when there is none.
-  /// An item so named in a locked collection is ``SecretError/locked(path:)``. Costs a round trip
-  /// per item whose attributes include the address.
+  /// An item so named in a locked collection is ``SecretError/locked(path:)``. Two round trips
+  /// (the search, then the secret with the attributes the connection does not know yet); on a
+  /// connection's first call, opening the transfer session shares the search's.
   package func readNamed(_ address: [String: String], in collection: CollectionID? = nil) throws(SecretError)
     -> (path: String, value: SecretValue)?
   {
     try Self.validate(address)
     return try withService { service throws(SecretError) in
+      try service.countAddressCall()
       // Searched by the attributes that name the item: it may carry another expiry, or none.
-      let (unlocked, locked) = try Self.itemPaths(Self.address(of: address), in: collection, on: service)
-      if let path = try Self.named(unlocked, by: address, on: service).first {
-        return try service.secret(at: path).map { (path, $0) }
+      let (unlocked, locked) = try Self.itemPaths(
+        Self.address(of: address), in: collection, on: service, openingSession: true)
+      if let (path, secret) = try service.firstNamedSecret(unlocked, by: address) {
+        return secret.map { (path, $0) }
       }
-      if let path = try Self.named(locked, by: address, on: service).first {
+      if let path = try service.namedItems(locked, by: address).first?.path {
         throw .locked(path: Self.collectionPath(ofItem: path))
       }
       return nil
@@ -92,10 +95,11 @@ extension SecretClient {
   func deleteNamed(_ address: [String: String], in collection: CollectionID?) throws(SecretError) -> Bool {
     try Self.validate(address)
     return try withService { service throws(SecretError) in
+      try service.countAddressCall()
       // Searched by the attributes that name the item: it may carry another expiry, or none.
       let (unlocked, locked) = try Self.itemPaths(Self.address(of: address), in: collection, on: service)
-      let named = try Self.named(unlocked, by: address, on: service)
-      if named.isEmpty, let path = try Self.named(locked, by: address, on: service).first {
+      let named = try service.namedItems(unlocked, by: address).map(\.path)
+      if named.isEmpty, let path = try service.namedItems(locked, by: address).first?.path {
         throw .locked(path: Self.collectionPath(ofItem: path))
       }
       for path in named { try service.deleteItem(at: path) }
@@ -114,14 +118,5 @@ extension SecretClient {
         return false
       }
     }
-  }
-
-  /// The paths among `paths` of the items `address` names; one round trip per path.
-  static func named(_ paths: [String], by address: [String: String], on service: ServiceHandle)
-    throws(SecretError) -> [String]
-  {
-    var named: [String] = []
-    for path in paths where try isNamed(service.attributes(at: path), by: address) { named.append(path) }
-    return named
   }
 }

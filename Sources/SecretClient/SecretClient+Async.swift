@@ -10,7 +10,7 @@ extension SecretClient {
   ///   - attributes: the attributes that identify the item; must not be empty.
   ///   - collection: search only this collection; `nil` searches them all.
   ///   - exactly: read only the item `attributes` name (``isNamed(_:by:)``); items with more
-  ///     attributes are ignored (costs a round trip per match).
+  ///     attributes are ignored.
   public func read(
     _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
   ) async throws(SecretError) -> SecretValue? {
@@ -26,8 +26,7 @@ extension SecretClient {
   ///   - label: what people see in keyring managers; defaults to the attributes.
   ///   - collection: where to create the item; the `default` alias unless given.
   ///   - exactly: replace only the item these attributes name (``isNamed(_:by:)``), which
-  ///     takes them, expiry included; items with more attributes are left alone (costs a round
-  ///     trip per match).
+  ///     takes them, expiry included; items with more attributes are left alone.
   public func write(
     _ value: SecretValue, attributes: [String: String], label: String? = nil, in collection: CollectionID = .default,
     exactly: Bool = false

@@ -11,8 +11,7 @@ extension SecretClient {
   ///   - attributes: the attributes that identify the item; must not be empty.
   ///   - collection: search only this collection; `nil` searches them all.
   ///   - exactly: read only the item `attributes` name (``isNamed(_:by:)``), as
-  ///     `read(service:account:in:)` does; items with more attributes are ignored (costs a
-  ///     round trip per match).
+  ///     `read(service:account:in:)` does; items with more attributes are ignored.
   public func read(
     _ attributes: [String: String], in collection: CollectionID? = nil, exactly: Bool = false
   ) throws(SecretError) -> SecretValue? {
@@ -26,7 +25,7 @@ extension SecretClient {
     if exactly { return try readNamed(attributes, in: collection) }
     try Self.validate(attributes)
     return try withService { service throws(SecretError) in
-      let (unlocked, locked) = try Self.itemPaths(attributes, in: collection, on: service)
+      let (unlocked, locked) = try Self.itemPaths(attributes, in: collection, on: service, openingSession: true)
       guard let path = try Self.preferredItem(unlocked, namedBy: attributes, on: service) else {
         if let lockedPath = locked.first { throw .locked(path: Self.collectionPath(ofItem: lockedPath)) }
         return nil
@@ -68,7 +67,9 @@ extension SecretClient {
   /// (``isNamed(_:by:)``) is replaced and becomes what they say, its expiry included: written
   /// without `xdg:expires` it no longer expires. Items with more attributes are left alone, and
   /// other items the attributes name in the collection (written twice by older tools) are
-  /// deleted, so that one item remains. This costs a round trip per item that matches.
+  /// deleted, so that one item remains. On secretd, whose replace takes only the item the
+  /// attributes name, this is one round trip once the connection knows the item; elsewhere a
+  /// search comes first.
   ///
   /// - Parameters:
   ///   - value: The secret to store.
@@ -83,15 +84,68 @@ extension SecretClient {
     try Self.validate(attributes)
     let label = label ?? attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     try Self.validate(text: label, what: "label")
+    let item = NewItem(value: value, attributes: attributes, label: label)
     try withService { service throws(SecretError) in
-      let collectionPath = try Self.path(of: collection, on: service)
       guard exactly else {
-        try service.createItem(in: collectionPath, attributes: attributes, label: label, value: value, replace: true)
+        _ = try Self.create(item, in: collection, replace: true, on: service)
         return
       }
-      try Self.writeNamed(
-        value, attributes: attributes, label: label, inCollectionAt: collectionPath, on: service)
+      try service.countAddressCall()
+      if try service.providerIsSecretd() {
+        try Self.writeReplacing(item, in: collection, on: service)
+      } else {
+        try Self.writeNamed(item, inCollectionAt: try Self.path(of: collection, on: service), on: service)
+      }
     }
+  }
+
+  /// What a write makes.
+  struct NewItem {
+    let value: SecretValue
+    let attributes: [String: String]
+    let label: String
+  }
+
+  /// Creates `item` in `collection` (an alias is sent as its own object path, which the
+  /// provider resolves, as libsecret's store does) and returns its path.
+  private static func create(_ item: NewItem, in collection: CollectionID, replace: Bool, on service: ServiceHandle)
+    throws(SecretError) -> String
+  {
+    do {
+      return try service.createItem(
+        in: collection.objectPath, attributes: item.attributes, label: item.label, value: item.value,
+        replace: replace)
+    } catch .noSuchObject(let path) where path == collection.objectPath {
+      throw .noSuchObject(path: collection.errorName)
+    } catch .locked(let path) where path == collection.objectPath {
+      throw .locked(path: (try? Self.path(of: collection, on: service)) ?? path)
+    }
+  }
+
+  /// On secretd: its replace takes only the item the attributes name, so the write is one
+  /// `CreateItem`. Other items named alike (written twice by another tool) are then searched
+  /// for and deleted, unless the connection knows from the signals that came before the answer
+  /// that there are none; items created or changed since with attributes it does not know are
+  /// read first, all at once.
+  private static func writeReplacing(_ item: NewItem, in collection: CollectionID, on service: ServiceHandle)
+    throws(SecretError)
+  {
+    let address = address(of: item.attributes)
+    let mark = service.mirror.mark()
+    let written = try create(item, in: collection, replace: true, on: service)
+    service.mirror.learnWritten(item.attributes, of: written, since: mark)
+    if service.mirror.isSole(written, named: address) { return }
+    let unknown = service.mirror.unknownItems(besides: written, named: address)
+    if !unknown.isEmpty {
+      _ = try service.namedItems(unknown, by: address)
+      if service.mirror.isSole(written, named: address) { return }
+    }
+    let searched = service.mirror.mark()
+    let (found, _) = try itemPaths(address, inCollectionAt: collectionPath(ofItem: written), on: service)
+    for other in try service.namedItems(found.filter { $0 != written }, by: address) {
+      try service.deleteItem(at: other.path)
+    }
+    service.mirror.recordSole(written, named: address, since: searched)
   }
 
   /// Makes the item `attributes` name in the collection at `collectionPath` hold `value` and
@@ -99,32 +153,27 @@ extension SecretClient {
   ///
   /// The provider's own replace is used only where it cannot hit an item the attributes do not
   /// name: when every item that includes the address is named by it (gnome-keyring replaces any
-  /// item that includes the attributes sent, secretd the one they name). Otherwise a named item
-  /// that already has these attributes gets the secret alone, and else a new item is made.
-  private static func writeNamed(
-    _ value: SecretValue, attributes: [String: String], label: String, inCollectionAt collectionPath: String,
-    on service: ServiceHandle
-  ) throws(SecretError) {
-    let address = address(of: attributes)
+  /// item that includes the attributes sent). Otherwise a named item that already has these
+  /// attributes gets the secret alone, and else a new item is made.
+  private static func writeNamed(_ item: NewItem, inCollectionAt collectionPath: String, on service: ServiceHandle)
+    throws(SecretError)
+  {
+    let address = address(of: item.attributes)
     let (found, _) = try itemPaths(address, inCollectionAt: collectionPath, on: service)
-    var named: [(path: String, attributes: [String: String])] = []
-    for path in found {
-      let stored = try service.attributes(at: path)
-      if isNamed(stored, by: address) { named.append((path, stored)) }
-    }
-    let written: String
+    let named = try service.namedItems(found, by: address)
+    let mark = service.mirror.mark()
+    let written: (path: String, attributes: [String: String])
     if named.count == found.count {
-      written = try service.createItem(
-        in: collectionPath, attributes: attributes, label: label, value: value, replace: true)
-    } else if let same = named.first(where: { isAsWritten($0.attributes, attributes) }) {
-      try service.setSecret(value, at: same.path)
-      written = same.path
+      written = (try create(item, in: .path(collectionPath), replace: true, on: service), item.attributes)
+    } else if let same = named.first(where: { isAsWritten($0.attributes, item.attributes) }) {
+      try service.setSecret(item.value, at: same.path)
+      written = same
     } else {
-      written = try service.createItem(
-        in: collectionPath, attributes: attributes, label: label, value: value, replace: false)
+      written = (try create(item, in: .path(collectionPath), replace: false, on: service), item.attributes)
     }
+    service.mirror.learnWritten(written.attributes, of: written.path, since: mark)
     // After the write, so that a failed write never costs the secret that was there.
-    for other in named where other.path != written { try service.deleteItem(at: other.path) }
+    for other in named where other.path != written.path { try service.deleteItem(at: other.path) }
   }
 
   /// Deletes every item whose attributes include `attributes` (or, with `exactly`, every item
@@ -153,32 +202,33 @@ extension SecretClient {
   ) throws(SecretError) -> [SecretItem] {
     try Self.validatePairs(attributes)
     return try withService { service throws(SecretError) in
-      guard let collection else { return try service.searchItems(attributes, loadSecrets: includeSecrets) }
       // Secrets are fetched only for items of the collection, never for the others.
-      let path = try Self.path(of: collection, on: service)
-      var items = try service.searchItems(attributes, loadSecrets: false).filter { $0.collectionPath == path }
-      if includeSecrets {
-        let secrets = try service.secrets(at: items.filter { !$0.isLocked }.map(\.path))
-        for index in items.indices { items[index].secret = secrets[items[index].path] }
+      let collectionPath = try collection.map { (collection) throws(SecretError) in
+        try Self.path(of: collection, on: service)
       }
-      return items
+      return try service.searchItems(attributes, inCollectionAt: collectionPath, loadSecrets: includeSecrets)
     }
   }
 
-  /// Matching items, split by lock state, in `collection` when one is given.
+  /// Matching items, split by lock state, in `collection` when one is given. With
+  /// `openingSession` (a read follows), the connection's transfer session is opened in the same
+  /// round trip when there is none yet.
   static func itemPaths(
-    _ attributes: [String: String], in collection: CollectionID?, on service: ServiceHandle
-  ) throws(SecretError) -> (unlocked: [String], locked: [String]) {
+    _ attributes: [String: String], in collection: CollectionID?, on service: ServiceHandle,
+    openingSession: Bool = false
+  ) throws(SecretError) -> ItemPaths {
     var collectionPath: String?
     if let collection { collectionPath = try path(of: collection, on: service) }
-    return try itemPaths(attributes, inCollectionAt: collectionPath, on: service)
+    return try itemPaths(attributes, inCollectionAt: collectionPath, on: service, openingSession: openingSession)
   }
 
   /// Matching items, split by lock state, in the collection at `collectionPath` when given.
   private static func itemPaths(
-    _ attributes: [String: String], inCollectionAt collectionPath: String?, on service: ServiceHandle
-  ) throws(SecretError) -> (unlocked: [String], locked: [String]) {
-    let (unlocked, locked) = try service.searchPaths(attributes)
+    _ attributes: [String: String], inCollectionAt collectionPath: String?, on service: ServiceHandle,
+    openingSession: Bool = false
+  ) throws(SecretError) -> ItemPaths {
+    let (unlocked, locked) =
+      openingSession ? try service.searchPathsOpeningSession(attributes) : try service.searchPaths(attributes)
     guard let collectionPath else { return (unlocked, locked) }
     let prefix = collectionPath + "/"
     return (unlocked.filter { $0.hasPrefix(prefix) }, locked.filter { $0.hasPrefix(prefix) })
@@ -200,7 +250,7 @@ extension SecretClient {
     _ paths: [String], namedBy attributes: [String: String], on service: ServiceHandle
   ) throws(SecretError) -> String? {
     guard paths.count > 1 else { return paths.first }
-    return try named(paths, by: attributes, on: service).first ?? paths.first
+    return try service.namedItems(paths, by: attributes).first?.path ?? paths.first
   }
 
   static func collectionPath(ofItem path: String) -> String {

@@ -81,9 +81,14 @@ public final class AllocationCounter: Sendable {
     return counted
   }
 
-  /// ``allocationRounds(rounds:_:)`` for work that awaits.
-  public static func allocationRounds(rounds: Int = 10, _ body: () async throws -> Void) async rethrows -> [Counts]? {
+  /// ``allocationRounds(rounds:_:)`` for work that awaits; `settle` runs after each round,
+  /// uncounted, so that what the round set off elsewhere (signals it caused) ends outside the
+  /// next one.
+  public static func allocationRounds(
+    rounds: Int = 10, settle: () async throws -> Void = {}, _ body: () async throws -> Void
+  ) async rethrows -> [Counts]? {
     try await body()
+    try await settle()
     var counted: [Counts] = []
     counted.reserveCapacity(rounds)
     for _ in 0..<rounds {
@@ -91,6 +96,7 @@ public final class AllocationCounter: Sendable {
       try await body()
       guard let after = ownCounts() else { return nil }
       counted.append(after - before)
+      try await settle()
     }
     return counted
   }

@@ -66,7 +66,11 @@ case "allocations":
   let shared = unwatched.withValue {
     Shared<String?>(wrappedValue: value, .secret(service: service, account: account))
   }
-  let rounds = try await AllocationCounter.allocationRounds(rounds: 20) { try await shared.save() }
+  // The client's own mirror of item attributes follows the provider's signals on another
+  // thread: a round trip to the provider after each save lets those of the save arrive first.
+  let rounds = try await AllocationCounter.allocationRounds(
+    rounds: 20, settle: { _ = try await client.read(service: service, account: account) },
+    { try await shared.save() })
   say(rounds.map { "allocations " + $0.map { "\($0.allocations)" }.joined(separator: " ") } ?? "not counting")
 case "in-memory":
   try await SharedEnvironment.test().withValue {

@@ -77,6 +77,8 @@ struct SecretKeySaveTests {
         $value.withLock { $0 = 1 }
         clock.advance(by: .seconds(1))
         try await eventually("the first attempt") { attempts.value == 1 }
+        // The attempt counts as it starts: the retry exists once its failure is handled.
+        try await eventually("the retry to be scheduled") { clock.scheduledCount == 1 }
         #expect($value.saveError == nil, "the first failure is retried, not reported")
         clock.advance(by: .seconds(1))
         try await eventually("saveError after the retry") { [shared = $value] in shared.saveError != nil }

@@ -18,8 +18,9 @@ package final class ItemHandle: @unchecked Sendable {
   init(service: ServiceHandle, path: String) throws(SecretError) {
     self.service = service
     self.path = path
+    let proxy = try service.libsecretService()
     item = try service.call(object: path) { error in
-      secret_item_new_for_dbus_path_sync(service.service, path, SECRET_ITEM_NONE, nil, &error)
+      secret_item_new_for_dbus_path_sync(proxy, path, SECRET_ITEM_NONE, nil, &error)
     }
     owner = Self.nameOwner(of: item) ?? ""
   }

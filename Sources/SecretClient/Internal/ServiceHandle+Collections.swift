@@ -5,6 +5,7 @@ extension ServiceHandle {
   /// The path an alias points to, or `nil` when it points nowhere.
   /// Wraps `secret_service_read_alias_dbus_path_sync`.
   func readAlias(_ alias: String) throws(SecretError) -> String? {
+    let service = try libsecretService()
     var error: UnsafeMutablePointer<GError>?
     guard let path = secret_service_read_alias_dbus_path_sync(service, alias, nil, &error) else {
       if error == nil { return nil }
@@ -16,6 +17,7 @@ extension ServiceHandle {
   /// Points `alias` at a collection, or removes it when `path` is `nil`.
   /// Wraps `secret_service_set_alias_to_dbus_path_sync`.
   func setAlias(_ alias: String, to path: String?) throws(SecretError) {
+    let service = try libsecretService()
     _ = try call(object: "alias \(alias)") { error in
       secret_service_set_alias_to_dbus_path_sync(service, alias, path, nil, &error) != 0 ? true : nil
     }
@@ -23,6 +25,7 @@ extension ServiceHandle {
 
   /// Creates a collection and returns its path. Wraps `secret_service_create_collection_dbus_path_sync`.
   func createCollection(label: String, alias: String?) throws(SecretError) -> String {
+    let service = try libsecretService()
     let properties = PropertyTable(["org.freedesktop.Secret.Collection.Label": .string(label)])
     let path = try call { error in
       secret_service_create_collection_dbus_path_sync(
@@ -62,6 +65,7 @@ extension ServiceHandle {
   /// Locks (or unlocks) collections by path and returns how many changed state.
   /// Wraps `secret_service_lock_dbus_paths_sync` and `secret_service_unlock_dbus_paths_sync`.
   func setLocked(_ locked: Bool, paths: [String]) throws(SecretError) -> Int {
+    let service = try libsecretService()
     var error: UnsafeMutablePointer<GError>?
     var changed: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
     let count = withCStringArray(paths) { array in

@@ -36,8 +36,9 @@ extension ServiceHandle {
     return try inTransferSession { session throws(SecretError) in try secrets(at: paths, in: session) }
   }
 
-  /// Runs `body` with this connection's session. A session the provider no longer knows, or
-  /// whose secrets do not decrypt, is dropped and `body` runs once more with a new one.
+  /// Runs `body` with this connection's session (ServiceHandle+Session.swift). A session the
+  /// provider no longer knows, or whose secrets do not decrypt, is dropped and `body` runs once
+  /// more with a new one.
   func inTransferSession<T>(_ body: (ProviderSession) throws(SecretError) -> T) throws(SecretError) -> T {
     let session = try transferSession()
     do {
@@ -49,10 +50,19 @@ extension ServiceHandle {
   }
 
   private func secrets(at paths: [String], in session: ProviderSession) throws(SecretError) -> [String: SecretValue] {
-    let reply = try callObject(
-      "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "GetSecrets",
+    try secrets(in: callAll([getSecretsCall(paths, in: session)])[0].get(), of: session)
+  }
+
+  /// `GetSecrets` of `paths` through `session`, to send alone or in a batch.
+  func getSecretsCall(_ paths: [String], in session: ProviderSession) -> BusCall {
+    BusCall(
+      to: session.provider, Self.servicePath, Self.serviceInterface, "GetSecrets",
       .tuple([.objectPaths(paths), .objectPath(session.path)]), replyType: "(a{o(oayays)})",
-      destination: session.provider, about: paths.count == 1 ? paths[0] : nil)
+      about: paths.count == 1 ? paths[0] : nil)
+  }
+
+  /// The secrets, by path, of a `GetSecrets` answer through `session`.
+  func secrets(in reply: Variant, of session: ProviderSession) throws(SecretError) -> [String: SecretValue] {
     var secrets: [String: SecretValue] = [:]
     for entry in reply.child(0)?.elements ?? [] {
       guard let path = entry.child(0)?.string, let secret = entry.child(1) else { continue }
@@ -64,52 +74,6 @@ extension ServiceHandle {
   /// The secret of one unlocked item; nil when it is locked or gone.
   func secret(at path: String) throws(SecretError) -> SecretValue? {
     try secrets(at: [path])[path]
-  }
-
-  /// The session of this connection, opened on first use.
-  private func transferSession() throws(SecretError) -> ProviderSession {
-    try transfer.withLock { (current: inout ProviderSession?) throws(SecretError) -> ProviderSession in
-      if let current { return current }
-      let opened = try openSession()
-      current = opened
-      return opened
-    }
-  }
-
-  /// Opens a DH session with the provider that owns the name now, once the bus says it runs as
-  /// our user; a provider that offers only `plain` is used only when that is allowed.
-  private func openSession() throws(SecretError) -> ProviderSession {
-    let provider = try trustedProvider()
-    let pair = try crypto { () throws(CryptoError) in try DiffieHellman.makeKeyPair() }
-    let reply: Variant
-    do {
-      reply = try callOpenSession(Self.dhAlgorithm, input: .bytes(pair.publicKey), destination: provider)
-    } catch .dbus(let name, _) where name == "org.freedesktop.DBus.Error.NotSupported" {
-      guard allowsPlainTransfer else { throw .plainTransferRefused(busName: busName) }
-      let plain = try callOpenSession("plain", input: .string(""), destination: provider)
-      return ProviderSession(path: plain.child(1)?.string ?? "/", key: nil, provider: provider)
-    }
-    guard let output = reply.child(0)?.unboxed else { throw Self.badReply("OpenSession gave no output") }
-    guard let peerKey = output.publicBytes else { throw Self.badReply("OpenSession gave no DH public key") }
-    let key = try crypto { () throws(CryptoError) in
-      guard let key = SecretBytes(lockedCount: DiffieHellman.aesKeyLength) else { throw .outOfSecureMemory }
-      let peer = try peerKey.withUnsafeBytes { bytes in
-        Result { () throws(CryptoError) in try DiffieHellman.validPeerKey(bytes) }
-      }.get()
-      try key.withUnsafeMutableBytes { (bytes) throws(CryptoError) in
-        try DiffieHellman.deriveKey(pair, peer: peer, into: bytes)
-      }
-      return key
-    }
-    return ProviderSession(path: reply.child(1)?.string ?? "/", key: key, provider: provider)
-  }
-
-  private func callOpenSession(_ algorithm: String, input: DBusValue, destination: String) throws(SecretError)
-    -> Variant
-  {
-    try callObject(
-      "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "OpenSession",
-      .tuple([.string(algorithm), .variant(input)]), replyType: "(vo)", destination: destination)
   }
 
   /// The plain bytes of a `(oayays)` secret.
@@ -155,7 +119,7 @@ extension ServiceHandle {
   /// The error name of a transfer that failed on this side (a key agreement or a decryption).
   static let transferFailed = "org.freedesktop.Secret.Error.TransferFailed"
 
-  private func crypto<T>(_ body: () throws(CryptoError) -> T) throws(SecretError) -> T {
+  func crypto<T>(_ body: () throws(CryptoError) -> T) throws(SecretError) -> T {
     do {
       return try body()
     } catch {
@@ -165,7 +129,7 @@ extension ServiceHandle {
     }
   }
 
-  private static func badReply(_ what: String) -> SecretError {
+  static func badReply(_ what: String) -> SecretError {
     .dbus(name: "org.freedesktop.DBus.Error.InvalidSignature", message: what)
   }
 }

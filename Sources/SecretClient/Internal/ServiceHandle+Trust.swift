@@ -2,13 +2,13 @@
 // name must run as this process's own user. Otherwise a process of another user that takes the
 // name first (before activation, or in the moment after a crash) would receive every secret
 // written and answer every read.
-import CLibSecret
 import GLibBridge
 
-/// What the bus says about the connection behind a unique name.
+/// What the bus says about the connection behind a unique name, and the program it runs.
 struct OwnerCredentials: Sendable, Hashable {
   var uid: UInt32?
   var pid: Int32?
+  var executable: String?
 }
 
 extension ServiceHandle {
@@ -17,11 +17,24 @@ extension ServiceHandle {
   /// Secrets then go to that unique name only, never to whoever owns the name later.
   func trustedProvider() throws(SecretError) -> String {
     let owner = try currentOwner()
-    let credentials = try credentials(of: owner)
+    try trust(owner, credentials(of: owner))
+    return owner
+  }
+
+  /// Refuses `owner` unless `credentials` say it runs as this process's user.
+  func trust(_ owner: String, _ credentials: OwnerCredentials) throws(SecretError) {
     guard credentials.uid == ProviderInfo.currentUser else {
       throw .providerOfAnotherUser(describe(owner: owner, credentials))
     }
-    return owner
+  }
+
+  /// Whether the provider writes go to (the one the transfer session belongs to, trusted
+  /// when it was opened) is secretd, whose `CreateItem` with replace replaces only
+  /// an item the address names (every version: gnome-keyring's replaces any item whose
+  /// attributes include the ones sent). Told by the program the bus says owns the name.
+  func providerIsSecretd() throws(SecretError) -> Bool {
+    let provider = try transferSession().provider
+    return describe(owner: provider, try credentials(of: provider)).isSecretd
   }
 
   /// Which connection and process own the provider's name, and as which user.
@@ -33,21 +46,19 @@ extension ServiceHandle {
   private func describe(owner: String, _ credentials: OwnerCredentials) -> ProviderInfo {
     ProviderInfo(
       busName: busName, uniqueName: owner, pid: credentials.pid,
-      executable: credentials.pid.flatMap(Self.executable(of:)), uid: credentials.uid)
+      executable: credentials.executable, uid: credentials.uid)
   }
 
-  /// The owner of the provider's name: the one the connection's proxy learnt when it was made
-  /// (no round trip), else asked of the bus, starting the provider when the bus can (a
-  /// `Peer.Ping` sent to the name activates it) and nobody owns it yet. An owner learnt earlier
-  /// is as safe as one asked now: secrets go to that unique name only, and a name whose owner
-  /// has gone answers nothing, which makes the client reconnect.
-  private func currentOwner() throws(SecretError) -> String {
-    let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
-    if let owner = g_dbus_proxy_get_name_owner(proxy).map(takeString) { return owner }
+  /// The owner of the provider's name, asked of the bus, starting the provider when the bus
+  /// can (a `Peer.Ping` sent to the name activates it) and nobody owns it yet. Secrets go to
+  /// that unique name only, and a name whose owner has gone answers nothing, which makes the
+  /// client reconnect.
+  func currentOwner() throws(SecretError) -> String {
     do {
       return try nameOwner()
     } catch .serviceUnavailable {
-      _ = try callObject("/", "org.freedesktop.DBus.Peer", "Ping", .tuple([]), replyType: "()")
+      // Any answer, even an error (secretd serves no Peer interface), means it was started.
+      _ = try? callObject("/", "org.freedesktop.DBus.Peer", "Ping", .tuple([]), replyType: "()")
       return try nameOwner()
     }
   }
@@ -61,10 +72,25 @@ extension ServiceHandle {
   /// unique name to a second connection. Wraps `org.freedesktop.DBus.GetConnectionCredentials`.
   private func credentials(of uniqueName: String) throws(SecretError) -> OwnerCredentials {
     if let known = owners.withLock({ $0[uniqueName] }) { return known }
-    let reply = try callBus("GetConnectionCredentials", argument: uniqueName, replyType: "(a{sv})")
-    let dictionary = reply.child(0)?.variantDictionary ?? [:]
+    return try credentials(of: uniqueName, from: callAll([credentialsCall(of: uniqueName)])[0])
+  }
+
+  /// `GetConnectionCredentials` of `uniqueName`, to send alone or in a batch.
+  func credentialsCall(of uniqueName: String) -> BusCall {
+    BusCall(
+      to: "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionCredentials",
+      .tuple([.string(uniqueName)]), replyType: "(a{sv})", about: busName)
+  }
+
+  /// What the bus answered about `uniqueName`, kept: the bus never gives a unique name to a
+  /// second connection.
+  func credentials(of uniqueName: String, from answer: Result<Variant, SecretError>) throws(SecretError)
+    -> OwnerCredentials
+  {
+    let dictionary = try answer.get().child(0)?.variantDictionary ?? [:]
+    let pid = dictionary["ProcessID"]?.uint32.map { Int32(bitPattern: $0) }
     let credentials = OwnerCredentials(
-      uid: dictionary["UnixUserID"]?.uint32, pid: dictionary["ProcessID"]?.uint32.map { Int32(bitPattern: $0) })
+      uid: dictionary["UnixUserID"]?.uint32, pid: pid, executable: pid.flatMap(Self.executable(of:)))
     owners.withLock { $0[uniqueName] = credentials }
     return credentials
   }

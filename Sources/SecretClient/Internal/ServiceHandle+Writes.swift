@@ -68,6 +68,7 @@ extension ServiceHandle {
   /// Shows the provider's prompt and returns the object path it completes with.
   /// Wraps `secret_service_prompt_at_dbus_path_sync`.
   private func prompted(_ prompt: String, for object: String) throws(SecretError) -> String {
+    let service = try libsecretService()
     let result = try withVariantType("o") { (type) throws(SecretError) in
       try call(object: object) { error in secret_service_prompt_at_dbus_path_sync(service, prompt, nil, type, &error) }
     }

@@ -3,17 +3,24 @@ import GLibBridge
 import Synchronization
 import TransferCrypto
 
-/// Owns a D-Bus connection and the libsecret `SecretService` proxy opened on it.
+/// Owns a D-Bus connection, and the libsecret `SecretService` proxy opened on it for the calls
+/// left to libsecret (deletes, aliases, collections, locks, prompts) once one of them is made.
 ///
 /// Every libsecret call of the module goes through the methods of this type (see the
 /// `ServiceHandle+*.swift` files); the public API never sees a C pointer.
 final class ServiceHandle: @unchecked Sendable {
-  // SAFETY: both pointers are set once in init and released only in deinit. GDBusConnection and
-  // GDBusProxy (which SecretService is) are documented as thread-safe, and libsecret's `_sync`
-  // calls each iterate a main context of their own, so calls from several threads at once are
-  // supported; the session key inside SecretService is guarded by libsecret's own mutex.
+  static let servicePath = "/org/freedesktop/secrets"
+  static let serviceInterface = "org.freedesktop.Secret.Service"
+  static let itemInterface = "org.freedesktop.Secret.Item"
+
+  // SAFETY: the connection is set once in init and released only in deinit; the proxy is made
+  // once, under its lock, and released only in deinit. GDBusConnection and GDBusProxy (which
+  // SecretService is) are documented as thread-safe, and libsecret's `_sync` calls each iterate
+  // a main context of their own, so calls from several threads at once are supported.
   let connection: OpaquePointer
-  let service: UnsafeMutablePointer<CLibSecret.SecretService>
+  /// The address of the libsecret proxy once made (0 until then): raw pointers are not
+  /// Sendable, so it is kept as an integer.
+  private let proxyAddress = Mutex<UInt>(0)
   let busName: String
   /// The session secrets are read and written through (ServiceHandle+Transfer.swift), opened on
   /// first use.
@@ -23,6 +30,12 @@ final class ServiceHandle: @unchecked Sendable {
   let allowsPlainTransfer: Bool
   /// What the bus said about each unique name it was asked about (ServiceHandle+Trust.swift).
   let owners = Mutex<[String: OwnerCredentials]>([:])
+  /// What the connection knows of items without asking (ServiceHandle+Mirror.swift).
+  let mirror = ItemMirror()
+  /// Calls by address made so far; the mirror starts on the second.
+  let addressCalls = Mutex(0)
+  /// The message filter that feeds the mirror, once installed.
+  let mirrorFilter = Mutex<guint?>(nil)
 
   /// Connects to `address` and opens the provider's service object with a transfer session.
   init(address: String, busName: String, allowsPlainTransfer: Bool) throws(SecretError) {
@@ -36,20 +49,34 @@ final class ServiceHandle: @unchecked Sendable {
     }
     // Before any libsecret call, so that libsecret never sets libgcrypt up at the same time.
     Gcrypt.initialize()
-    guard let service = clibsecret_service_new(connection, busName, &error) else {
-      g_object_unref(UnsafeMutableRawPointer(connection))
-      throw SecretError(GLibError(consuming: error), busName: busName)
-    }
     self.connection = connection
-    self.service = service
     self.busName = busName
     self.allowsPlainTransfer = allowsPlainTransfer
   }
 
   deinit {
-    g_object_unref(UnsafeMutableRawPointer(service))
+    stopMirror()
+    if let service = UnsafeMutableRawPointer(bitPattern: proxyAddress.withLock { $0 }) { g_object_unref(service) }
     g_dbus_connection_close_sync(connection, nil, nil)
     g_object_unref(UnsafeMutableRawPointer(connection))
+  }
+
+  /// The libsecret proxy of the provider's service object, made on first use (a one-shot read
+  /// never needs it). Wraps `clibsecret_service_new`.
+  func libsecretService() throws(SecretError) -> UnsafeMutablePointer<CLibSecret.SecretService> {
+    let address = try proxyAddress.withLock { (address: inout UInt) throws(SecretError) -> UInt in
+      if address != 0 { return address }
+      var error: UnsafeMutablePointer<GError>?
+      guard let service = clibsecret_service_new(connection, busName, &error) else {
+        throw SecretError(GLibError(consuming: error), busName: busName)
+      }
+      address = UInt(bitPattern: service)
+      return address
+    }
+    guard let service = UnsafeMutablePointer<CLibSecret.SecretService>(bitPattern: address) else {
+      throw .busUnavailable(reason: "libsecret gave no service object")
+    }
+    return service
   }
 
   /// The session bus address from the environment (`DBUS_SESSION_BUS_ADDRESS`), as GIO finds it.
@@ -78,19 +105,6 @@ final class ServiceHandle: @unchecked Sendable {
 func takeString(_ pointer: UnsafeMutablePointer<gchar>) -> String {
   defer { g_free(pointer) }
   return String(cString: pointer)
-}
-
-/// Turns an owned NULL-terminated `gchar**` into Swift strings and frees it.
-func takeStrings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
-  guard let vector else { return [] }
-  defer { g_strfreev(vector) }
-  var strings: [String] = []
-  var index = 0
-  while let element = vector[index] {
-    strings.append(String(cString: element))
-    index += 1
-  }
-  return strings
 }
 
 /// Calls `body` with a NULL-terminated array of C strings that lives for the call.

@@ -1,0 +1,108 @@
+// Calls that do not wait for each other's answers, sent at once: several calls for the wait of
+// one round trip. GDBus's own `_sync` call runs a main context of its own for one call; a
+// batch runs one for all of its calls, on the calling thread.
+import CLibSecret
+import GLibBridge
+
+/// One method call to the provider (or the bus daemon), for ``ServiceHandle/callAll(_:)``.
+struct BusCall {
+  var destination: String
+  var path: String
+  var interface: String
+  var method: String
+  var arguments: DBusValue
+  var replyType: String
+  /// What an error names; the object path unless given.
+  var about: String
+
+  init(
+    to destination: String, _ path: String, _ interface: String, _ method: String, _ arguments: DBusValue,
+    replyType: String, about: String? = nil
+  ) {
+    (self.destination, self.path, self.interface, self.method) = (destination, path, interface, method)
+    (self.arguments, self.replyType, self.about) = (arguments, replyType, about ?? path)
+  }
+}
+
+extension ServiceHandle {
+  /// The most calls a batch keeps in flight: well under the bus daemon's bound on the replies
+  /// one connection may await.
+  static let callsInFlight = 64
+
+  /// Sends `calls` together and waits for every answer; the results are in the order of
+  /// `calls`. A failed call fails alone. Wraps `g_dbus_connection_call` and
+  /// `g_dbus_connection_call_finish` on a private `GMainContext`.
+  func callAll(_ calls: [BusCall]) -> [Result<Variant, SecretError>] {
+    var results: [Result<Variant, SecretError>] = []
+    results.reserveCapacity(calls.count)
+    var start = 0
+    while start < calls.count {
+      let window = calls[start..<min(start + Self.callsInFlight, calls.count)]
+      results += callTogether(Array(window))
+      start += window.count
+    }
+    return results
+  }
+
+  private func callTogether(_ calls: [BusCall]) -> [Result<Variant, SecretError>] {
+    let context = g_main_context_new()
+    g_main_context_push_thread_default(context)
+    defer {
+      g_main_context_pop_thread_default(context)
+      g_main_context_unref(context)
+    }
+    let replies = BatchReplies(count: calls.count)
+    for (index, call) in calls.enumerated() {
+      let slot = Unmanaged.passRetained(ReplySlot(replies, index)).toOpaque()
+      call.replyType.withCString { type in
+        g_dbus_connection_call(
+          connection, call.destination, call.path, call.interface, call.method, call.arguments.makeFloating(),
+          g_variant_type_checked_(type), G_DBUS_CALL_FLAGS_NONE, -1, nil,
+          { source, result, data in
+            guard let data else { return }
+            let slot = Unmanaged<ReplySlot>.fromOpaque(data).takeRetainedValue()
+            var error: UnsafeMutablePointer<GError>?
+            let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error)
+            slot.replies.answers[slot.index] = reply.map { .reply(Variant(adopting: $0)) } ?? .error(error)
+            slot.replies.waiting -= 1
+          }, slot)
+      }
+    }
+    while replies.waiting > 0 { g_main_context_iteration(context, 1) }
+    return zip(calls, replies.answers).map { call, answer in
+      switch answer {
+      case .reply(let reply): .success(reply)
+      case .error(let error): .failure(SecretError(GLibError(consuming: error), busName: busName, object: call.about))
+      }
+    }
+  }
+}
+
+/// The answers of one batch, filled in by GDBus's callbacks on the batch's own thread.
+private final class BatchReplies {
+  enum Answer {
+    case reply(Variant)
+    /// The error GDBus gave, owned until it becomes a `SecretError`.
+    case error(UnsafeMutablePointer<GError>?)
+  }
+
+  /// Every answer, once `waiting` is 0; an unanswered slot stays an error without a text.
+  var answers: [Answer]
+  var waiting: Int
+
+  init(count: Int) {
+    answers = Array(repeating: .error(nil), count: count)
+    waiting = count
+  }
+}
+
+/// Which call of a batch a callback answers.
+private final class ReplySlot {
+  let replies: BatchReplies
+  let index: Int
+
+  init(_ replies: BatchReplies, _ index: Int) {
+    self.replies = replies
+    self.index = index
+  }
+}
