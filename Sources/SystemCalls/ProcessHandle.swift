@@ -28,7 +28,32 @@ package struct ProcessHandle: ~Copyable {
     }
   }
 
+  /// `process`, while it runs (not a child of ours, such as a daemon that forked). nil when it
+  /// is gone.
+  package init?(of process: ProcessID) {
+    self.process = process
+    let opened = secretd_pidfd_open(process.rawValue)
+    if opened >= 0 {
+      (pidfd, startTime) = (FileDescriptor(rawValue: opened), nil)
+    } else if errno == ENOSYS, let started = Self.startTime(of: process) {
+      (pidfd, startTime) = (nil, started)
+    } else {
+      return nil
+    }
+  }
+
   deinit { pidfd?.close() }
+
+  /// Waits until the process has exited, at most `milliseconds`; whether it has. Wraps poll(2)
+  /// on the pidfd; without one, looks again every 10 ms.
+  package func waitForExit(milliseconds: Int32) -> Bool {
+    if let pidfd {
+      var polled = pollfd(fd: pidfd.rawValue, events: Int16(POLLIN), revents: 0)
+      return poll(&polled, 1, milliseconds) == 1
+    }
+    for _ in 0..<max(1, milliseconds / 10) where isRunning { usleep(10_000) }
+    return !isRunning
+  }
 
   /// Whether the process still runs, so that its pid still names it. Wraps poll(2) on the pidfd
   /// (readable once the process has exited), or compares /proc/PID/stat's start time.

@@ -41,7 +41,13 @@ struct PrivateBus {
     return PrivateBus(address: String(lines[0]), pid: ProcessID(rawValue: pid))
   }
 
-  func stop() { try? Signal.terminate.send(to: pid) }
+  /// Ends the bus daemon and waits (at most 5 s) until it is gone: it forked away from us, so
+  /// it is no child to wait for, and `secretd run` leaves nothing behind.
+  func stop() {
+    let daemon = ProcessHandle(of: pid)
+    try? Signal.terminate.send(to: pid)
+    _ = daemon?.waitForExit(milliseconds: 5000)
+  }
 }
 
 /// A secretd this process started, serving a bus.

@@ -6,17 +6,18 @@ import Testing
 
 @Suite("allocation counts: SecretKey")
 struct SecretKeyAllocationTests {
-  /// Today's count (Swift 6.3.1, the debug build `make test` runs, on secretd): the median heap
+  /// Today's ceiling (Swift 6.3.1, the debug build `make test` runs, on secretd): the median heap
   /// allocations, in the saving process, of one `save()` of an unchanged value over 20 rounds
-  /// after a warm-up, without the key's change watch. libsecret's GDBus thread and Dispatch's
-  /// threads move it by about 1% from run to run, so it is held to within 2%: one more D-Bus
-  /// call per save, or a search, costs several times that. A change that allocates less should
-  /// lower it; one that allocates more must say why here. (977 until the client asked who owns
-  /// the provider's name and wrote through its own transfer session, issue 25; 1189 until the
-  /// client read replies through GLibBridge's `Variant`, one object per value read, issue 27.)
-  static let allocationsPerSave = 1222
+  /// after a warm-up, without the key's change watch. A save itself makes about 324; the client's
+  /// mirror of item attributes handles the provider's signals about each write on GDBus's thread,
+  /// about 290 more, which land in a round or between rounds as timing decides (medians of 324 to
+  /// 618 here). So this is a ceiling, not an exact count: one more D-Bus call per save, or a
+  /// search, passes it. A change that allocates more must say why here. (1,222 until the client
+  /// wrote with one call and read attributes from its mirror, issue 36; 977 until it asked who
+  /// owns the provider's name, issue 25.)
+  static let allocationsPerSave = 640
 
-  @Test("SecretKey.save() makes today's number of allocations (within 2%)")
+  @Test("SecretKey.save() makes no more allocations than today's ceiling")
   func savesAllocateTodaysCount() async throws {
     let counter = try AllocationCounter()
     try await withProvider(.secretd) { instance in
@@ -30,8 +31,9 @@ struct SecretKeyAllocationTests {
       // The counter counted (positive control), then the count itself.
       #expect(counter.counts.allocations > rounds.reduce(0, +), "the counts come from the shared file")
       #expect(
-        abs(median - Self.allocationsPerSave) * 50 <= Self.allocationsPerSave,
-        "one save() made \(median) allocations (median; rounds \(rounds)); today's count is \(Self.allocationsPerSave)")
+        median <= Self.allocationsPerSave,
+        "one save() made \(median) allocations (median; rounds \(rounds)); today's ceiling is \(Self.allocationsPerSave)"
+      )
     }
   }
 }
