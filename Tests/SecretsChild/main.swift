@@ -67,7 +67,8 @@ case "allocations":
     Shared<String?>(wrappedValue: value, .secret(service: service, account: account))
   }
   // The client's own mirror of item attributes follows the provider's signals on another
-  // thread: a round trip to the provider after each save lets those of the save arrive first.
+  // thread: a round trip to the provider after each save lets most of the save's arrive first
+  // (not all: secretd sends them after its answer, so some still land in the next round).
   let rounds = try await AllocationCounter.allocationRounds(
     rounds: 20, settle: { _ = try await client.read(service: service, account: account) },
     { try await shared.save() })
