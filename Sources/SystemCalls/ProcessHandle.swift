@@ -12,34 +12,29 @@ package struct ProcessHandle: ~Copyable {
   /// The process at the other end of `connection`: the one that connected (SO_PEERPIDFD) where
   /// the kernel tells, else the one that now has the pid it connected with. nil when it is gone.
   package init?(peerOf connection: UnixSocket, process: ProcessID) {
-    self.process = process
     let peer = secretd_peer_pidfd(connection.descriptor.rawValue)
-    if peer >= 0 {
-      (pidfd, startTime) = (FileDescriptor(rawValue: peer), nil)
+    guard peer < 0 else {
+      self.init(process, pidfd: FileDescriptor(rawValue: peer), startTime: nil)
       return
     }
-    let opened = secretd_pidfd_open(process.rawValue)
-    if opened >= 0 {
-      (pidfd, startTime) = (FileDescriptor(rawValue: opened), nil)
-    } else if errno == ENOSYS, let started = Self.startTime(of: process) {
-      (pidfd, startTime) = (nil, started)
-    } else {
-      return nil
-    }
+    self.init(of: process)
   }
 
   /// `process`, while it runs (not a child of ours, such as a daemon that forked). nil when it
   /// is gone.
   package init?(of process: ProcessID) {
-    self.process = process
     let opened = secretd_pidfd_open(process.rawValue)
     if opened >= 0 {
-      (pidfd, startTime) = (FileDescriptor(rawValue: opened), nil)
+      self.init(process, pidfd: FileDescriptor(rawValue: opened), startTime: nil)
     } else if errno == ENOSYS, let started = Self.startTime(of: process) {
-      (pidfd, startTime) = (nil, started)
+      self.init(process, pidfd: nil, startTime: started)
     } else {
       return nil
     }
+  }
+
+  private init(_ process: ProcessID, pidfd: FileDescriptor?, startTime: Substring?) {
+    (self.process, self.pidfd, self.startTime) = (process, pidfd, startTime)
   }
 
   deinit { pidfd?.close() }
