@@ -88,3 +88,29 @@ public final class Subject {
     ((round * count + step) * 7919) % size
   }
 }
+
+/// The rate tables at `size`: stores and lookups of every subject, creates and deletes of those
+/// `hasCreates` keeps, each with the first subject's advantage round by round (as
+/// `referenceName`; none on its own row).
+public func printRateTables(
+  _ subjects: [Subject], at size: Int, referenceName: String, hasCreates: (Subject) -> Bool = { _ in true }
+) {
+  guard let reference = subjects.first else { return }
+  func cells(_ subject: Subject, _ figures: (Subject) -> CallFigures) -> String {
+    let rate = figures(subject).rate(size)
+    let ratio = subject === reference ? "" : Samples.ratios(figures(reference).rate(size), rate).formatted(2)
+    return "\(rate) | \(ratio)"
+  }
+  print("")
+  print("At \(size) items:")
+  print("| | stores/s | \(referenceName) is × faster | lookups/s | \(referenceName) is × faster |")
+  print("|---|---|---|---|---|")
+  for subject in subjects {
+    print("| \(subject.name) | \(cells(subject, \.replaces)) | \(cells(subject, \.lookups)) |")
+  }
+  print("| | creates/s | \(referenceName) is × faster | deletes/s | \(referenceName) is × faster |")
+  print("|---|---|---|---|---|")
+  for subject in subjects where hasCreates(subject) {
+    print("| \(subject.name) | \(cells(subject, \.creates)) | \(cells(subject, \.deletes)) |")
+  }
+}

@@ -5,25 +5,8 @@ import ProviderBenchmarkSupport
 /// The tables (rates, and secretd's advantage round by round), the time per call, memory.
 func report(_ subjects: [Subject]) {
   let secretd = subjects[0]
-  /// A rate and secretd's advantage over it, round by round (none on secretd's own row).
-  func cells(_ subject: Subject, _ figures: (Subject) -> CallFigures, _ size: Int) -> String {
-    let rate = figures(subject).rate(size)
-    let ratio = subject === secretd ? "" : Samples.ratios(figures(secretd).rate(size), rate).formatted(2)
-    return "\(rate) | \(ratio)"
-  }
   for size in sizes {
-    print("")
-    print("At \(size) items:")
-    print("| | stores/s | secretd is × faster | lookups/s | secretd is × faster |")
-    print("|---|---|---|---|---|")
-    for subject in subjects {
-      print("| \(subject.name) | \(cells(subject, \.replaces, size)) | \(cells(subject, \.lookups, size)) |")
-    }
-    print("| | creates/s | secretd is × faster | deletes/s | secretd is × faster |")
-    print("|---|---|---|---|---|")
-    for subject in subjects where subject.inMemory {
-      print("| \(subject.name) | \(cells(subject, \.creates, size)) | \(cells(subject, \.deletes, size)) |")
-    }
+    printRateTables(subjects, at: size, referenceName: "secretd", hasCreates: \.inMemory)
     for subject in subjects {
       let wall = 1e6 / max(subject.lookups.rate(size).median, 1)
       let daemon = Double(subject.lookups.daemonMicroseconds(size))

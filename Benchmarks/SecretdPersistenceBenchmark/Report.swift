@@ -4,26 +4,8 @@ import ProviderBenchmarkSupport
 
 /// The tables (rates, and secretd login's advantage round by round) and each call's daemon CPU.
 func reportDurable(_ subjects: [Subject]) {
-  let login = subjects[0]
-  /// A rate and secretd login's advantage over it, round by round (none on its own row).
-  func cells(_ subject: Subject, _ figures: (Subject) -> CallFigures, _ size: Int) -> String {
-    let rate = figures(subject).rate(size)
-    let ratio = subject === login ? "" : Samples.ratios(figures(login).rate(size), rate).formatted(2)
-    return "\(rate) | \(ratio)"
-  }
   for size in sizes {
-    print("")
-    print("At \(size) items:")
-    print("| | stores/s | secretd login is × faster | lookups/s | secretd login is × faster |")
-    print("|---|---|---|---|---|")
-    for subject in subjects {
-      print("| \(subject.name) | \(cells(subject, \.replaces, size)) | \(cells(subject, \.lookups, size)) |")
-    }
-    print("| | creates/s | secretd login is × faster | deletes/s | secretd login is × faster |")
-    print("|---|---|---|---|---|")
-    for subject in subjects {
-      print("| \(subject.name) | \(cells(subject, \.creates, size)) | \(cells(subject, \.deletes, size)) |")
-    }
+    printRateTables(subjects, at: size, referenceName: "secretd login")
     for subject in subjects {
       print(
         "  \(subject.name): daemon CPU per store \(subject.replaces.daemonMicroseconds(size)) µs, per create "
