@@ -63,7 +63,7 @@ let package = Package(
     .target(
       name: "SecretCLI",
       dependencies: [
-        "CGio", "GLibBridge", "SecretAddress", "SecretClient", "SecretMemory", "SystemCalls", "CommandLineSyntax",
+        "SecretAddress", "SecretClient", "SecretMemory", "SystemCalls", "CommandLineSyntax",
       ],
       swiftSettings: swiftSettings),
 

@@ -111,6 +111,31 @@ extension SecretClient {
     try withService { service throws(SecretError) in try service.discardRejectedStores() }
   }
 
+  /// Adds `passphrase` as another way to open secretd's persistent collection, which must be
+  /// unlocked; its unlocker's number. No item is encrypted again.
+  public func addUnlocker(passphrase: SecretBytes) throws(SecretError) -> UInt32 {
+    try withService { service throws(SecretError) in try service.addUnlocker(kind: "passphrase", passphrase: passphrase)
+    }
+  }
+
+  /// Seals the persistent collection's key to this machine's TPM 2.0 (the one secretd's
+  /// `--tcti` names), so that secretd opens it at start with nobody typing; its unlocker's number.
+  public func addTPMUnlocker() throws(SecretError) -> UInt32 {
+    try withService { service throws(SecretError) in try service.addUnlocker(kind: "tpm", passphrase: nil) }
+  }
+
+  /// The ways into secretd's persistent collection, in the order added (readable while it is
+  /// locked).
+  public func unlockers() throws(SecretError) -> [SealedUnlocker] {
+    try withService { service throws(SecretError) in try service.unlockers() }
+  }
+
+  /// Removes unlocker `number`; secretd refuses the last one, and any change while the
+  /// collection is locked.
+  public func removeUnlocker(_ number: UInt32) throws(SecretError) {
+    try withService { service throws(SecretError) in try service.removeUnlocker(number) }
+  }
+
   /// Which connection and process own the provider's bus name; runs on a dedicated thread.
   public func provider() async throws(SecretError) -> ProviderInfo {
     try await executor.run { () throws(SecretError) -> ProviderInfo in try self.provider() }

@@ -70,6 +70,14 @@ public struct ProviderStore: Sendable, Hashable {
   public var sealedState: String?
 }
 
+/// A way into secretd's persistent collection: each wraps the same data key.
+public struct SealedUnlocker: Sendable, Hashable {
+  /// Its number, which `removeUnlocker(_:)` takes.
+  public var number: UInt32
+  /// `passphrase` or `tpm`.
+  public var kind: String
+}
+
 /// Who provides the Secret Service on the bus.
 public struct ProviderInfo: Sendable, Hashable {
   /// The well-known name clients use, normally `org.freedesktop.secrets`.

@@ -103,6 +103,16 @@ struct UnlockerCommandTests {
     }
   }
 
+  @Test("a provider that is not secretd is said to have no unlockers, with status 3")
+  func notSecretd() async throws {
+    try await withProvider(.gnomeKeyring) { instance in
+      let list = try secretctl(instance, ["unlocker", "list"])
+      #expect(list.status == 3)
+      #expect(list.stderrText.contains("a provider other than secretd"), "\(list.stderrText)")
+      #expect(list.stderrIsOneMessage)
+    }
+  }
+
   @Test("unlocker add takes passphrase or tpm, and no passphrase for tpm")
   func usage() async throws {
     try await withProvider(.secretd, arguments: ["--persistent"]) { instance in

@@ -29,6 +29,9 @@ struct TrustTests {
     await expectRefusal { try await client.write(SecretValue("s3cret-for-me"), service: "stolen", account: "a") }
     await expectRefusal { _ = try await client.read(service: "planted", account: "a") }
     await expectRefusal { _ = try await client.search(["service": "planted"], includeSecrets: true) }
+    // A passphrase that would open secretd's persistent collection is a secret too.
+    await expectRefusal { _ = try client.unlockSealed(passphrase: SecretBytes("s3cret")) }
+    await expectRefusal { _ = try client.addUnlocker(passphrase: SecretBytes("s3cret")) }
     // Nothing reached it: its own user finds no such item.
     let stolen = try foreign.runAsItsUser("secret-tool", ["search", "--all", "service", "stolen"])
     #expect(stolen.stdout.isEmpty && !stolen.stderrText.contains("s3cret"), "\(stolen.stdoutText)")

@@ -59,6 +59,7 @@ struct KeptKeyTests {
   static func isLoginLocked(_ client: RawClient) throws -> Bool {
     let reply = try client.call(
       login, Interfaces.properties, "Get", .tuple([.string(Interfaces.collection), .string("Locked")]))
-    return try #require(reply.child(0)?.unboxed?.boolean)
+    let locked: Bool? = reply.child(0)?.unboxed?.boolean
+    return try #require(locked as Bool?)
   }
 }

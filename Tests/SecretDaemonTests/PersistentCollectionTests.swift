@@ -160,7 +160,8 @@ struct PersistentCollectionTests {
     let client = try RawClient(address: instance.busAddress)
     let reply = try client.call(
       login, Interfaces.properties, "Get", .tuple([.string(Interfaces.collection), .string("Locked")]))
-    return try #require(reply.child(0)?.unboxed?.boolean)
+    let locked: Bool? = reply.child(0)?.unboxed?.boolean
+    return try #require(locked as Bool?)
   }
 
   static func items(_ client: RawClient) throws -> [String] {

@@ -38,7 +38,9 @@ enum SearchCommand {
     items.sort { ($0.label, $0.path) < ($1.label, $1.path) }
     let now = WallClock.seconds
     if arguments.flag("json") {
-      JSON.array(items.map { json($0, showSecrets: showSecrets) }).renderedBytes.withUnsafeBytes { console.write($0) }
+      JSON.array(items.map { json($0, showSecrets: showSecrets) }).renderedBytes.withUnsafeBytes {
+        _ = console.write($0)
+      }
     } else {
       console.print(items.map { text($0, showSecrets: showSecrets, now: now) }.joined(separator: "\n"))
       if items.isEmpty, console.outputIsTerminal {

@@ -2,7 +2,6 @@
 // --persistent: login). Each unlocker wraps the same data key, so adding or removing one
 // re-encrypts no item; secretd keeps at least one.
 import CommandLineSyntax
-import GLibBridge
 import SecretClient
 
 enum UnlockerCommands {
@@ -23,25 +22,21 @@ enum UnlockerCommands {
       """,
     arguments: [kind], options: [CollectionCommands.passwordStdin]
   ) { arguments, console throws(CLIError) in
-    let reply: Variant
+    let client = console.client()
+    let number: UInt32
     switch arguments.argument(kind.name) {
     case "passphrase":
       let passphrase = try CollectionCommands.readPassphrase(arguments, console: console, creating: true)
-      let secretd = try SecretdConnection(client: console.client())
-      reply = try passphrase.withUnsafeBytes { (bytes) throws(CLIError) in
-        try secretd.call(
-          "AddUnlocker", .tuple([.string("passphrase"), .copyingBytes(bytes)]), replyType: "(u)")
-      }
+      number = try service(client) { () throws(SecretError) in try client.addUnlocker(passphrase: passphrase) }
     case "tpm":
       guard !arguments.flag(CollectionCommands.passwordStdin.long) else {
         throw usage("a TPM unlocker takes no passphrase: leave out --password-stdin", of: "unlocker add")
       }
-      let secretd = try SecretdConnection(client: console.client())
-      reply = try secretd.call("AddUnlocker", .tuple([.string("tpm"), .bytes([])]), replyType: "(u)")
+      number = try service(client) { () throws(SecretError) in try client.addTPMUnlocker() }
     case let other:
       throw usage("no unlocker of kind '\((other ?? "").visible)': passphrase or tpm", of: "unlocker add")
     }
-    console.print("unlocker \(reply.child(0)?.uint32 ?? 0) added\n")
+    console.print("unlocker \(number) added\n")
     return .success
   }
 
@@ -54,11 +49,8 @@ enum UnlockerCommands {
       """,
     options: [Common.json]
   ) { arguments, console throws(CLIError) in
-    let secretd = try SecretdConnection(client: console.client())
-    let reply = try secretd.call("ListUnlockers", .tuple([]), replyType: "(a(us))")
-    let unlockers = (reply.child(0)?.elements ?? []).map { entry in
-      (number: entry.child(0)?.uint32 ?? 0, kind: entry.child(1)?.string ?? "")
-    }
+    let client = console.client()
+    let unlockers = try service(client) { () throws(SecretError) in try client.unlockers() }
     if arguments.flag(Common.json.long) {
       let entries = unlockers.map { JSON.object([("number", .number(Int($0.number))), ("kind", .string($0.kind))]) }
       console.print(JSON.array(entries).rendered)
@@ -81,8 +73,8 @@ enum UnlockerCommands {
     guard let text = arguments.argument(number.name), let value = UInt32(text) else {
       throw usage("NUMBER must be an unlocker's number, such as 2", of: "unlocker remove")
     }
-    let secretd = try SecretdConnection(client: console.client())
-    _ = try secretd.call("RemoveUnlocker", .tuple([.uint32(value)]), replyType: "()")
+    let client = console.client()
+    try service(client) { () throws(SecretError) in try client.removeUnlocker(value) }
     return .success
   }
 

@@ -1,6 +1,6 @@
 // The terminal: a secret asked for with echo off, the settings restored whatever signal comes.
 import SecretClient
-package import SystemCalls
+import SystemCalls
 
 /// Asking for a secret on the terminal with echo off.
 enum Terminal {

@@ -1,16 +1,22 @@
-// What secretd says of its store (its own interface on the service object); other providers
-// have none.
+// secretd's own interface (io.github.swiftsecrets.Secretd1) on the service object: what it says
+// of its store, and its persistent collection's passphrase and unlockers; other providers have
+// none. A passphrase, and every change of what opens the collection, goes to the unique name the
+// bus says runs as this user, as secrets do: never to whoever owns the well-known name.
+import CLibSecret
 import GLibBridge
 import SecretMemory
 
 extension ServiceHandle {
   static let secretdInterface = "io.github.swiftsecrets.Secretd1"
+  private static let sealedCollection = "/org/freedesktop/secrets/collection/login"
+  /// Argon2id and a TPM may take seconds; the bus's default is 25.
+  private static let sealedCallTimeout: Int32 = 120_000
 
   /// secretd's store, read with one `Properties.GetAll`; nil when the provider is not secretd.
   func providerStore() throws(SecretError) -> ProviderStore? {
     let properties: [String: Variant]
     do {
-      properties = try allProperties(of: Self.secretdInterface, at: "/org/freedesktop/secrets")
+      properties = try allProperties(of: Self.secretdInterface, at: Self.servicePath)
     } catch .dbus, .invalidArgument {
       return nil
     }
@@ -29,16 +35,75 @@ extension ServiceHandle {
   /// the same user's daemon, as a `plain` session sends secrets.
   func unlockSealed(passphrase: SecretBytes) throws(SecretError) -> Bool {
     let reply = try passphrase.withUnsafeBytes { (bytes) throws(SecretError) in
-      try callObject(
-        "/org/freedesktop/secrets", Self.secretdInterface, "UnlockWithPassphrase", .tuple([.copyingBytes(bytes)]),
-        replyType: "(b)")
+      try callSecretd("UnlockWithPassphrase", .tuple([.copyingBytes(bytes)]), replyType: "(b)")
     }
     return reply.child(0)?.boolean ?? false
   }
 
   /// Asks secretd to let go of the stores it refused at start.
   func discardRejectedStores() throws(SecretError) {
-    _ = try callObject(
-      "/org/freedesktop/secrets", Self.secretdInterface, "DiscardRejectedStores", .tuple([]), replyType: "()")
+    _ = try callSecretd("DiscardRejectedStores", .tuple([]), replyType: "()", about: Self.servicePath)
+  }
+
+  /// Adds an unlocker of `kind` (`passphrase`, with `passphrase`; `tpm`, with none); its number.
+  func addUnlocker(kind: String, passphrase: SecretBytes?) throws(SecretError) -> UInt32 {
+    guard let passphrase else {
+      return try callSecretd("AddUnlocker", .tuple([.string(kind), .bytes([])]), replyType: "(u)").child(0)?.uint32 ?? 0
+    }
+    let reply = try passphrase.withUnsafeBytes { (bytes) throws(SecretError) in
+      try callSecretd("AddUnlocker", .tuple([.string(kind), .copyingBytes(bytes)]), replyType: "(u)")
+    }
+    return reply.child(0)?.uint32 ?? 0
+  }
+
+  /// The persistent collection's unlockers, in the order added.
+  func unlockers() throws(SecretError) -> [SealedUnlocker] {
+    let reply = try callSecretd("ListUnlockers", .tuple([]), replyType: "(a(us))")
+    return (reply.child(0)?.elements ?? []).map { entry in
+      SealedUnlocker(number: entry.child(0)?.uint32 ?? 0, kind: entry.child(1)?.string ?? "")
+    }
+  }
+
+  /// Removes unlocker `number`; secretd keeps the last one.
+  func removeUnlocker(_ number: UInt32) throws(SecretError) {
+    _ = try callSecretd(
+      "RemoveUnlocker", .tuple([.uint32(number)]), replyType: "()",
+      about: "unlocker \(number) of \(Self.sealedCollection)")
+  }
+
+  /// Calls `method` of secretd's interface on the trusted provider; errors name `about`, and a
+  /// provider without the interface is said not to be secretd.
+  /// Wraps g_dbus_connection_call_sync.
+  private func callSecretd(
+    _ method: String, _ arguments: DBusValue, replyType: String, about: String = sealedCollection
+  ) throws(SecretError) -> Variant {
+    let provider = try trustedProvider()
+    var error: UnsafeMutablePointer<GError>?
+    let reply = try withVariantType(replyType) { (type) throws(SecretError) in
+      g_dbus_connection_call_sync(
+        connection, provider, Self.servicePath, Self.secretdInterface, method, arguments.makeFloating(), type,
+        G_DBUS_CALL_FLAGS_NONE, Self.sealedCallTimeout, nil, &error)
+    }
+    guard let reply, error == nil else { throw refusal(GLibError(consuming: error), about: about) }
+    return Variant(adopting: reply)
+  }
+
+  /// secretd's refusal, in its own words (it says what changed nothing and what to do), but a
+  /// missing object, a bad argument and a provider that is not secretd.
+  private func refusal(_ error: GLibError, about object: String) -> SecretError {
+    switch error.remoteName {
+    case "org.freedesktop.Secret.Error.NoSuchObject":
+      .noSuchObject(path: object)
+    case "org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownInterface",
+      "org.freedesktop.DBus.Error.UnknownObject":
+      .dbus(
+        name: error.remoteName ?? "",
+        message: "\(busName) is served by a provider other than secretd: it has no persistent collection and no "
+          + "unlockers, which belong to `secretd --persistent`")
+    case "org.freedesktop.Secret.Error.IsLocked", "org.freedesktop.DBus.Error.Failed":
+      .dbus(name: error.remoteName ?? "", message: error.reason)
+    default:
+      SecretError(error, busName: busName, object: object)
+    }
   }
 }
