@@ -118,6 +118,12 @@ extension SecretClient {
     }
   }
 
+  /// Adds the user's login password as a way to open secretd's persistent collection, which must
+  /// be unlocked: PAM then unlocks it at login (`secretctl pam-unlock`); its unlocker's number.
+  public func addLoginUnlocker(password: SecretBytes) throws(SecretError) -> UInt32 {
+    try withService { service throws(SecretError) in try service.addUnlocker(kind: "login", passphrase: password) }
+  }
+
   /// Seals the persistent collection's key to this machine's TPM 2.0 (the one secretd's
   /// `--tcti` names), so that secretd opens it at start with nobody typing; its unlocker's number.
   public func addTPMUnlocker() throws(SecretError) -> UInt32 {

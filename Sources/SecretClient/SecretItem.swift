@@ -74,7 +74,7 @@ public struct ProviderStore: Sendable, Hashable {
 public struct SealedUnlocker: Sendable, Hashable {
   /// Its number, which `removeUnlocker(_:)` takes.
   public var number: UInt32
-  /// `passphrase` or `tpm`.
+  /// `passphrase`, `login` (the login password, given by PAM) or `tpm`.
   public var kind: String
 }
 

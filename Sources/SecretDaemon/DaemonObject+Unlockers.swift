@@ -5,25 +5,26 @@ import SecretMemory
 
 extension DaemonObject {
   /// AddUnlocker(s kind, ay passphrase) -> (u number): `passphrase` (the passphrase given, copied
-  /// into locked memory and never logged) or `tpm` (the TPM secretd --tcti names, the passphrase
-  /// empty). Needs `login` unlocked.
+  /// into locked memory and never logged), `login` (the same, the user's login password) or `tpm`
+  /// (the TPM secretd --tcti names, the passphrase empty). Needs `login` unlocked.
   func addUnlocker(_ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
     let sealed = try sealedCollection()
     let new: SealedCollection.NewUnlocker
-    switch arguments.child(0)?.string {
-    case UnlockerKind.passphrase.name:
+    let kind = arguments.child(0)?.string
+    switch kind {
+    case UnlockerKind.passphrase.name, UnlockerKind.login.name:
       context.receivedPlainSecret = true
       guard let value = arguments.child(1),
         let copied = value.withBytes({ SecretBytes(lockedCopying: $0) }), let passphrase = copied
       else { throw .noMemory("no locked memory for the passphrase (RLIMIT_MEMLOCK)") }
-      new = .passphrase(passphrase)
+      new = kind == UnlockerKind.login.name ? .loginPassword(passphrase) : .passphrase(passphrase)
     case UnlockerKind.tpm2.name:
       guard arguments.child(1)?.withBytes({ $0.isEmpty }) == true else {
         throw .invalidArgs("a TPM unlocker takes no passphrase")
       }
       new = .tpm(tcti: daemon.configuration.tcti)
     case let other:
-      throw .invalidArgs("no unlocker of kind '\(other ?? "")': passphrase or tpm")
+      throw .invalidArgs("no unlocker of kind '\(other ?? "")': passphrase, login or tpm")
     }
     let number: UInt32
     do throws(SealedCollection.UnlockerChangeError) {

@@ -90,7 +90,8 @@ struct ArgumentParserTests {
       commandTable.map(\.name) == [
         "get", "set", "delete", "search", "lock", "unlock", "status", "read", "exec", "run", "inject",
         "git-credential", "credential set", "credential get", "credential list", "credential delete",
-        "credential drop-in", "unlocker add", "unlocker list", "unlocker remove", "store discard-rejected", "setup",
+        "credential drop-in", "unlocker add", "unlocker list", "unlocker remove", "pam-unlock",
+        "store discard-rejected", "setup",
         "completion",
       ])
     for spec in commandTable {

@@ -113,12 +113,12 @@ struct UnlockerCommandTests {
     }
   }
 
-  @Test("unlocker add takes passphrase or tpm, and no passphrase for tpm")
+  @Test("unlocker add takes passphrase, login or tpm, and no passphrase for tpm")
   func usage() async throws {
     try await withProvider(.secretd, arguments: ["--persistent"]) { instance in
       #expect(try Self.unlock(instance, "first") == 0)
       let unknown = try secretctl(instance, ["unlocker", "add", "fingerprint"])
-      #expect(unknown.status == 2 && unknown.stderrText.contains("passphrase or tpm"), "\(unknown.stderrText)")
+      #expect(unknown.status == 2 && unknown.stderrText.contains("passphrase, login or tpm"), "\(unknown.stderrText)")
       let tpmWithPassphrase = try secretctl(instance, ["unlocker", "add", "tpm", "--password-stdin"], input: "x")
       #expect(tpmWithPassphrase.status == 2, "\(tpmWithPassphrase.stderrText)")
       #expect(try secretctl(instance, ["unlocker", "remove", "two"]).status == 2)

@@ -98,6 +98,25 @@ struct KeyFileTests {
     #expect(decoded.encoded() == file.encoded())
   }
 
+  @Test(
+    "a login unlocker opens with the login password, and its kind is bound: relabelled a passphrase it opens nothing")
+  func loginUnlockerKindIsBound() throws {
+    let key = try DataKey.random()
+    var file = try KeyFile.create(for: key, passphrase: plaintext("passphrase"), parameters: .fastForTests())
+    let number = try file.addPassphrase(
+      plaintext("login password"), kind: .login, for: key, parameters: .fastForTests())
+    let login = try #require(file.unlockers.last)
+    #expect(login.kind == .login && login.number == number)
+    #expect(try file.unlock(passphrase: plaintext("login password")).bytes == key.bytes)
+    let relabelled = KeyFile(
+      keyID: file.keyID, keyCheck: file.keyCheck,
+      unlockers: [Unlocker(kind: .passphrase, number: login.number, body: login.body)])
+    #expect(throws: KeyFileError.wrongPassphrase) { try relabelled.unlock(passphrase: plaintext("login password")) }
+    #expect(throws: KeyFileError.noUnlocker(.tpm2)) {
+      try file.addPassphrase(plaintext("x"), kind: .tpm2, for: key, parameters: .fastForTests())
+    }
+  }
+
   @Test("Argon2id costs changed in the file make the passphrase fail, and the original costs open it")
   func parametersAreBound() throws {
     let file = try KeyFile.create(for: try DataKey.random(), passphrase: plaintext("p"), parameters: .fastForTests())

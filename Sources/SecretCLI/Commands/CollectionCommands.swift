@@ -55,9 +55,9 @@ enum CollectionCommands {
 
   /// secretd's passphrase, from stdin with --password-stdin, else asked on the terminal (twice
   /// when it is being set). Only ever in SecretBytes.
-  static func readPassphrase(_ arguments: ParsedArguments, console: Console, creating: Bool) throws(CLIError)
-    -> SecretBytes
-  {
+  static func readPassphrase(
+    _ arguments: ParsedArguments, console: Console, creating: Bool, prompt: String? = nil
+  ) throws(CLIError) -> SecretBytes {
     let passphrase = SecretBytes()
     if arguments.flag(passwordStdin.long) {
       guard passphrase.read(from: console.input, until: { $0.count > 64 * 1024 }), passphrase.count <= 64 * 1024 else {
@@ -65,7 +65,8 @@ enum CollectionCommands {
       }
       passphrase.trimOneNewline()
     } else {
-      let prompt = creating ? "New passphrase for secretd's login collection: " : "Passphrase for secretd's login: "
+      let prompt =
+        prompt ?? (creating ? "New passphrase for secretd's login collection: " : "Passphrase for secretd's login: ")
       try Terminal.readSecret(prompt: prompt, into: passphrase)
       if creating {
         let again = SecretBytes()

@@ -5,7 +5,7 @@ import CommandLineSyntax
 import SecretClient
 
 enum UnlockerCommands {
-  static let kind = ArgumentSpec("KIND", "passphrase or tpm.", completions: ["passphrase", "tpm"])
+  static let kind = ArgumentSpec("KIND", "passphrase, login or tpm.", completions: ["passphrase", "login", "tpm"])
   static let number = ArgumentSpec("NUMBER", "The unlocker's number, as `secretctl unlocker list` shows it.")
 
   static let add = CommandSpec(
@@ -13,10 +13,13 @@ enum UnlockerCommands {
     discussion: """
       secretd's persistent collection (secretd --persistent: login) opens with any of its
       unlockers. `passphrase` adds a passphrase, asked twice on the terminal with echo off or
-      read from stdin with --password-stdin. `tpm` seals a key to this machine's TPM 2.0 (the
-      one secretd --tcti names; /dev/tpmrm0 by default): secretd then unlocks login as it
-      starts, with nobody typing, and the key file copied to another machine opens nothing
-      there. login must be unlocked first (`secretctl unlock`); no item is re-encrypted.
+      read from stdin with --password-stdin. `login` adds your login password the same way:
+      with `secretctl pam-unlock` in the PAM stack, logging in unlocks login (after a change of
+      the login password, add it again and remove the old one). `tpm` seals a key to this
+      machine's TPM 2.0 (the one secretd --tcti names; /dev/tpmrm0 by default): secretd then
+      unlocks login as it starts, with nobody typing, and the key file copied to another
+      machine opens nothing there. login must be unlocked first (`secretctl unlock`); no item
+      is re-encrypted.
       Exit status: 0 added (its number is printed), 2 usage error, 3 Secret Service error
       (login locked, or no TPM answered, among them).
       """,
@@ -28,13 +31,17 @@ enum UnlockerCommands {
     case "passphrase":
       let passphrase = try CollectionCommands.readPassphrase(arguments, console: console, creating: true)
       number = try service(client) { () throws(SecretError) in try client.addUnlocker(passphrase: passphrase) }
+    case "login":
+      let password = try CollectionCommands.readPassphrase(
+        arguments, console: console, creating: true, prompt: "Your login password: ")
+      number = try service(client) { () throws(SecretError) in try client.addLoginUnlocker(password: password) }
     case "tpm":
       guard !arguments.flag(CollectionCommands.passwordStdin.long) else {
         throw usage("a TPM unlocker takes no passphrase: leave out --password-stdin", of: "unlocker add")
       }
       number = try service(client) { () throws(SecretError) in try client.addTPMUnlocker() }
     case let other:
-      throw usage("no unlocker of kind '\((other ?? "").visible)': passphrase or tpm", of: "unlocker add")
+      throw usage("no unlocker of kind '\((other ?? "").visible)': passphrase, login or tpm", of: "unlocker add")
     }
     console.print("unlocker \(number) added\n")
     return .success

@@ -45,7 +45,8 @@ extension ServiceHandle {
     _ = try callSecretd("DiscardRejectedStores", .tuple([]), replyType: "()", about: Self.servicePath)
   }
 
-  /// Adds an unlocker of `kind` (`passphrase`, with `passphrase`; `tpm`, with none); its number.
+  /// Adds an unlocker of `kind` (`passphrase` or `login`, with `passphrase`; `tpm`, with none);
+  /// its number.
   func addUnlocker(kind: String, passphrase: SecretBytes?) throws(SecretError) -> UInt32 {
     guard let passphrase else {
       return try callSecretd("AddUnlocker", .tuple([.string(kind), .bytes([])]), replyType: "(u)").child(0)?.uint32 ?? 0

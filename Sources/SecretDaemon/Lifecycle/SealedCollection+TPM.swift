@@ -28,7 +28,7 @@ extension SealedCollection {
         + (count == 1 ? "1 item" : "\(count) items")
     } catch {
       let remedy =
-        keyFile.unlockers.contains(where: { $0.kind == .passphrase })
+        keyFile.unlockers.contains(where: { KeyFile.passphraseKinds.contains($0.kind) })
         ? "`secretctl unlock` opens it with its passphrase"
         : "it has no passphrase unlocker: make the TPM reachable (secretd --tcti) and restart secretd"
       return "\(sealedIn); the TPM did not unlock it, so it stays locked (\(error)); \(remedy)"

@@ -9,6 +9,8 @@ extension SealedCollection {
   /// What a new unlocker is made from.
   enum NewUnlocker {
     case passphrase(SecretBytes)
+    /// The user's login password, which PAM hands `secretctl pam-unlock` at login.
+    case loginPassword(SecretBytes)
     /// The TPM a TCTI configuration names (nil: tpm2-tss's default).
     case tpm(tcti: String?)
   }
@@ -29,11 +31,17 @@ extension SealedCollection {
   /// Argon2id or the TPM runs outside the store's lock (the TPM's calls block this thread, one
   /// of secretd's own).
   func addUnlocker(_ new: NewUnlocker, storeLock: ReadWriteLock) throws(UnlockerChangeError) -> UInt32 {
-    if case .passphrase(let passphrase) = new, passphrase.count == 0 { throw .emptyPassphrase }
+    switch new {
+    case .passphrase(let passphrase), .loginPassword(let passphrase):
+      if passphrase.count == 0 { throw .emptyPassphrase }
+    case .tpm: break
+    }
     guard let dataKey = storeLock.reading({ key }) else { throw .locked }
     return try changeKeyFile { (file) throws(KeyFileError) -> UInt32 in
       switch new {
       case .passphrase(let passphrase): try file.addPassphrase(passphrase, for: dataKey, parameters: parameters)
+      case .loginPassword(let password):
+        try file.addPassphrase(password, kind: .login, for: dataKey, parameters: parameters)
       case .tpm(let tcti): try file.addTPM(for: dataKey, tcti: tcti)
       }
     }

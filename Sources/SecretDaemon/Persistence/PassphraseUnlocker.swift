@@ -1,5 +1,7 @@
 // The passphrase unlocker: Argon2id turns the passphrase and a salt into a key that wraps the
-// data key (AES-256-GCM). A wrong passphrase fails the tag and changes nothing.
+// data key (AES-256-GCM). A wrong passphrase fails the tag and changes nothing. A login unlocker
+// is the same with the login password (given by PAM at login, `secretctl pam-unlock`), of a kind
+// of its own so that it is listed as such.
 //
 // Body, version 1 (integers little-endian):
 //   algorithm u8 (1: Argon2id, version 0x13) | iterations u32 | memory KiB u32 | parallelism u32
@@ -67,32 +69,37 @@ struct PassphraseUnlocker: Equatable {
 }
 
 extension KeyFile {
-  /// Adds a passphrase unlocker for `dataKey`, which must be this file's (its key check opens);
-  /// returns the unlocker's number. Records are not touched.
+  /// The kinds a passphrase opens.
+  static let passphraseKinds: [UnlockerKind] = [.passphrase, .login]
+
+  /// Adds a passphrase unlocker (of `kind`: `.passphrase` or `.login`) for `dataKey`, which
+  /// must be this file's (its key check opens); returns the unlocker's number. Records are not
+  /// touched.
   @discardableResult
   package mutating func addPassphrase(
-    _ passphrase: SecretBytes, for dataKey: DataKey, parameters: Argon2Parameters = .standard()
+    _ passphrase: SecretBytes, kind: UnlockerKind = .passphrase, for dataKey: DataKey,
+    parameters: Argon2Parameters = .standard()
   ) throws(KeyFileError) -> UInt32 {
     guard isKey(dataKey) else { throw .wrongDataKey }
+    guard Self.passphraseKinds.contains(kind) else { throw .noUnlocker(kind) }
     guard parameters.isPlausible else { throw .sealing(.malformed("implausible Argon2id parameters")) }
     let number = nextUnlockerNumber
     let unwrapped = PassphraseUnlocker(parameters: parameters, wrappedKey: [])
     do {
       let derived = try PassphraseUnlocker.derive(passphrase, parameters)
       let wrapped = try derived.seal(
-        dataKey.bytes, associatedData: wrapData(kind: .passphrase, number: number, parameters: unwrapped.parameterBytes)
-      )
-      add(Unlocker(kind: .passphrase, number: number, body: unwrapped.parameterBytes + wrapped))
+        dataKey.bytes, associatedData: wrapData(kind: kind, number: number, parameters: unwrapped.parameterBytes))
+      add(Unlocker(kind: kind, number: number, body: unwrapped.parameterBytes + wrapped))
     } catch {
       throw .sealing(error)
     }
     return number
   }
 
-  /// The data key, from the first passphrase unlocker that `passphrase` opens. Throws
+  /// The data key, from the first passphrase or login unlocker that `passphrase` opens. Throws
   /// ``KeyFileError/wrongPassphrase`` when none does; reading the file changes nothing.
   package func unlock(passphrase: SecretBytes) throws(KeyFileError) -> DataKey {
-    let candidates = unlockers.filter { $0.kind == .passphrase }
+    let candidates = unlockers.filter { Self.passphraseKinds.contains($0.kind) }
     guard !candidates.isEmpty else { throw .noUnlocker(.passphrase) }
     for unlocker in candidates {
       guard let body = PassphraseUnlocker(body: unlocker.body) else {
@@ -102,7 +109,7 @@ extension KeyFile {
         let derived = try PassphraseUnlocker.derive(passphrase, body.parameters)
         let key = try derived.open(
           body.wrappedKey,
-          associatedData: wrapData(kind: .passphrase, number: unlocker.number, parameters: body.parameterBytes))
+          associatedData: wrapData(kind: unlocker.kind, number: unlocker.number, parameters: body.parameterBytes))
         let dataKey = try DataKey(bytes: key)
         guard isKey(dataKey) else { throw KeyFileError.wrongDataKey }
         return dataKey

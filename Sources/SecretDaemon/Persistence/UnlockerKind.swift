@@ -10,7 +10,7 @@ package struct UnlockerKind: RawRepresentable, Hashable, Sendable, CustomStringC
   package static let passphrase = UnlockerKind(rawValue: 1)
   /// The machine's TPM 2.0 (``TPMUnlocker``: a key sealed under the owner hierarchy).
   package static let tpm2 = UnlockerKind(rawValue: 2)
-  /// The login password through PAM (reserved).
+  /// The login password, through PAM: a passphrase unlocker listed as the login's.
   package static let login = UnlockerKind(rawValue: 3)
 
   /// The word secretd's `ListUnlockers` and `AddUnlocker` name the kind by (`passphrase`, `tpm`,

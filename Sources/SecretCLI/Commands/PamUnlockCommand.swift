@@ -1,0 +1,152 @@
+// pam-unlock: the login unlocker's other half. pam_exec (with expose_authtok) runs it as root at
+// each login that gives a password, with the password on stdin and the user in PAM_USER; it
+// becomes that user and opens secretd's persistent collection with the password, when a
+// `login` unlocker holds it. It never holds a login up: when the user's bus is not there yet
+// (the first login, before the user manager starts), a copy of it waits for the bus in the
+// background. Its output goes nowhere under PAM, so it says what it did in the system log.
+import CommandLineSyntax
+import SecretClient
+import SystemCalls
+
+enum PamUnlockCommand {
+  static let bus = OptionSpec(
+    "bus", value: "ADDRESS", help: "The user's bus (default: unix:path=/run/user/UID/bus, the user manager's).")
+  static let wait = OptionSpec(
+    "wait", value: "SECONDS", help: "Wait up to SECONDS for the bus to appear (what the background copy does).")
+  /// How long the background copy waits for the user's bus.
+  static let backgroundWait = 60
+  /// pam_exec writes at most PAM_MAX_RESP_SIZE bytes and a NUL.
+  static let largestPassword = 512
+
+  static let spec = CommandSpec(
+    "pam-unlock", summary: "Unlock secretd's persistent collection with the login password PAM gives.",
+    discussion: """
+      For the PAM stack, not for typing. With this line at the end of /etc/pam.d/common-auth
+        auth optional pam_exec.so expose_authtok quiet /usr/bin/secretctl pam-unlock
+      a login that gives a password (console, SSH with a password, su, a display manager)
+      hands it here on stdin, and the user's secretd opens its persistent collection with it,
+      if `secretctl unlocker add login` added that password. Run as root, it becomes the user
+      PAM_USER names first. When the user's bus is not up yet it waits for it in the
+      background, up to \(backgroundWait) seconds, so the login never waits. It sets no
+      passphrase: a collection that has none yet stays as it is. What it did goes to the
+      system log (authpriv).
+      Exit status: 0 unlocked (or nothing to unlock, or left to the background copy), 2 usage
+      error, 3 not unlocked (a login password that is not a login unlocker's among them).
+      """,
+    options: [bus, wait]
+  ) { arguments, console throws(CLIError) in
+    let account = try user()
+    let password = try readPassword(console)
+    if UserID.effective.rawValue == 0, account.user.rawValue != 0 {
+      do throws(Errno) { try account.become() } catch {
+        throw report(.service("cannot become \(account.name) (\(error)): nothing was unlocked"))
+      }
+    }
+    let address = arguments.option(bus.long) ?? "unix:path=/run/user/\(account.user)/bus"
+    let waitLimit = try arguments.option(wait.long).map { (text) throws(CLIError) -> Int in
+      guard let seconds = Int(text), seconds >= 0 else { throw .usage("--wait takes a number of seconds, such as 60") }
+      return seconds
+    }
+    guard busIsUp(address) || waitForBus(address, seconds: waitLimit) else {
+      guard waitLimit == nil else {
+        throw report(.service("no bus at \(address) after \(waitLimit ?? 0) s: login of \(account.name) stays locked"))
+      }
+      return try waitInBackground(address, password: password, account: account)
+    }
+    return try unlock(SecretClient(bus: .address(address)), with: password, account: account)
+  }
+
+  /// The user PAM names, who must be this process's own unless it runs as root.
+  private static func user() throws(CLIError) -> UserAccount {
+    guard let name = Environment.value(of: "PAM_USER"), !name.isEmpty else {
+      throw .usage("PAM_USER is not set: pam-unlock is run by pam_exec (see `secretctl pam-unlock --help`)")
+    }
+    guard let account = UserAccount.named(name) else { throw report(.usage("no user named \(name.visible)")) }
+    guard UserID.effective.rawValue == 0 || account.user == UserID.effective else {
+      throw report(.usage("PAM_USER names \(name.visible), not the user running this: only root unlocks for another"))
+    }
+    return account
+  }
+
+  /// The password as pam_exec writes it: the bytes, then a NUL.
+  private static func readPassword(_ console: Console) throws(CLIError) -> SecretBytes {
+    let password = SecretBytes()
+    guard password.read(from: console.input, until: { $0.count > largestPassword + 1 }),
+      password.count <= largestPassword + 1
+    else { throw report(.usage("cannot read the password from stdin (at most \(largestPassword) bytes)")) }
+    if password.last == 0 { password.removeLast(1) }
+    guard password.count > 0 else { throw report(.usage("no password on stdin: nothing was unlocked")) }
+    return password
+  }
+
+  private static func unlock(_ client: SecretClient, with password: SecretBytes, account: UserAccount)
+    throws(CLIError) -> ExitStatus
+  {
+    let state: String?
+    do throws(SecretError) { state = try client.providerStore()?.sealedState } catch {
+      throw report(.service("cannot reach secretd of \(account.name) (\(error)): login stays locked"))
+    }
+    guard state == "locked" else {
+      SystemLog.write("login of \(account.name) is \(state ?? "not secretd's"): nothing to unlock")
+      return .success
+    }
+    do throws(SecretError) { _ = try client.unlockSealed(passphrase: password) } catch {
+      throw report(
+        .service(
+          "the login password of \(account.name) did not open login (\(error)); if it changed, "
+            + "`secretctl unlocker add login` with the new one, then remove the old"))
+    }
+    SystemLog.write("login of \(account.name) unlocked with the login password")
+    return .success
+  }
+
+  /// Starts a copy of this program, in a session of its own, that waits for the bus; hands it
+  /// the password through a pipe.
+  private static func waitInBackground(_ address: String, password: SecretBytes, account: UserAccount)
+    throws(CLIError) -> ExitStatus
+  {
+    guard let program = currentExecutablePath() else { throw report(.service("cannot find this program to wait")) }
+    do throws(Errno) {
+      let pipe = try FileDescriptor.pipe()
+      let nowhere = try FileDescriptor.open("/dev/null", .readWrite)
+      defer { nowhere.close() }
+      _ = try launch(
+        program, arguments: ["secretctl", "pam-unlock", "--bus", address, "--wait", "\(backgroundWait)"],
+        streams: LaunchedStreams(input: pipe.read, output: nowhere, error: nowhere), newSession: true)
+      pipe.read.close()
+      defer { pipe.write.close() }
+      try password.withUnsafeBytes { (bytes) throws(Errno) in try pipe.write.writeAll(bytes) }
+    } catch {
+      throw report(.service("cannot start the copy that waits for the bus (\(error)): login stays locked"))
+    }
+    SystemLog.write("no bus for \(account.name) yet: login is unlocked once \(address) is up")
+    return .success
+  }
+
+  private static func busIsUp(_ address: String) -> Bool {
+    guard let path = socketPath(address) else { return true }
+    return Files.exists(path)
+  }
+
+  /// Asks every quarter second until the bus's socket exists or `seconds` have passed.
+  private static func waitForBus(_ address: String, seconds: Int?) -> Bool {
+    guard let seconds else { return false }
+    for _ in 0..<(seconds * 4) {
+      NativeThread.sleep(milliseconds: 250)
+      if busIsUp(address) { return true }
+    }
+    return false
+  }
+
+  /// The socket of a `unix:path=` address; nil for any other kind, which is taken as up.
+  private static func socketPath(_ address: String) -> String? {
+    guard address.hasPrefix("unix:") else { return nil }
+    return address.dropFirst(5).split(separator: ",").first { $0.hasPrefix("path=") }.map { String($0.dropFirst(5)) }
+  }
+
+  /// `error`, also written to the system log, where PAM's side of a login is read.
+  private static func report(_ error: CLIError) -> CLIError {
+    SystemLog.write("pam-unlock: \(error.message)", isWarning: true)
+    return error
+  }
+}
