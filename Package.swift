@@ -35,7 +35,8 @@ let package = Package(
     // Which item an address names: one rule for the client and secretd, which does not link the client.
     .target(name: "SecretAddress", swiftSettings: swiftSettings),
     // The transfer algorithm both ends of a Secret Service session run (DH, HKDF, AES), over libgcrypt.
-    .target(name: "TransferCrypto", dependencies: ["CGcrypt", "SecretMemory"], swiftSettings: swiftSettings),
+    .target(
+      name: "TransferCrypto", dependencies: ["CGcrypt", "SecretMemory", "SystemCalls"], swiftSettings: swiftSettings),
     // Secret bytes (SecretBytes) in locked memory that is wiped when released, for every module.
     .target(name: "SecretMemory", dependencies: ["SystemCalls"], swiftSettings: swiftSettings),
     // GErrors and GVariants in Swift, for the client and the daemon (GIO alone).
@@ -54,8 +55,7 @@ let package = Package(
     .target(
       name: "SecretDaemon",
       dependencies: [
-        "CGcrypt", "CGio", "CSystemCalls", "CTPM2", "GLibBridge", "SecretAddress", "SecretMemory", "SystemCalls",
-        "TransferCrypto",
+        "CGio", "CSystemCalls", "CTPM2", "GLibBridge", "SecretAddress", "SecretMemory", "SystemCalls", "TransferCrypto",
       ],
       swiftSettings: swiftSettings),
     // The command-line parser and help of secretctl and secretd, and their version.
@@ -63,7 +63,7 @@ let package = Package(
     .target(
       name: "SecretCLI",
       dependencies: [
-        "SecretAddress", "SecretClient", "SecretMemory", "SystemCalls", "CommandLineSyntax",
+        "SecretAddress", "SecretClient", "SecretMemory", "SystemCalls", "TransferCrypto", "CommandLineSyntax",
       ],
       swiftSettings: swiftSettings),
 

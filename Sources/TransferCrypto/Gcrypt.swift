@@ -1,4 +1,4 @@
-// libgcrypt wrappers: the only file that calls gcry_*, for both ends of a transfer session.
+// libgcrypt wrappers for both ends of a transfer session (sealing has SealingCalls.swift).
 import CGcrypt
 import Synchronization
 

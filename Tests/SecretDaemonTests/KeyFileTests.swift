@@ -2,6 +2,7 @@
 // touching the sealed records; a wrong passphrase changes nothing.
 import SecretMemory
 import Testing
+import TransferCrypto
 
 @testable import SecretDaemon
 

@@ -4,6 +4,7 @@ import Foundation
 import SecretMemory
 import SystemCalls
 import Testing
+import TransferCrypto
 
 @testable import SecretDaemon
 

@@ -3,6 +3,7 @@
 import SecretMemory
 import SystemCalls
 import Testing
+import TransferCrypto
 
 @testable import SecretDaemon
 

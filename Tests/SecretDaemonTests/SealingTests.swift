@@ -2,6 +2,7 @@
 // libgcrypt computes it.
 import SecretMemory
 import Testing
+import TransferCrypto
 
 @testable import SecretDaemon
 

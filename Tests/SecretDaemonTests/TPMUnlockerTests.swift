@@ -4,6 +4,7 @@
 import SecretMemory
 import SecretTestSupport
 import Testing
+import TransferCrypto
 
 @testable import SecretDaemon
 

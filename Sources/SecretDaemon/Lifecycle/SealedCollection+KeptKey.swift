@@ -5,6 +5,7 @@
 // `Lock` and `stop` drop it; a reboot never sees it.
 import SecretMemory
 import SystemCalls
+import TransferCrypto
 
 extension SealedCollection {
   /// The name the service manager keeps the key under.

@@ -5,6 +5,7 @@
 import SecretMemory
 import Synchronization
 import SystemCalls
+import TransferCrypto
 
 /// The backing of the collection `login`: its record log, and its data key while unlocked.
 package final class SealedCollection: CollectionBacking, @unchecked Sendable {

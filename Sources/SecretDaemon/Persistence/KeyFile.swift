@@ -9,6 +9,7 @@
 // The key check is an empty plaintext sealed with the data key under "secretd key check 1" and
 // the key id: it tells whether a data key is this file's before an unlocker is added for it.
 package import SecretMemory
+package import TransferCrypto
 
 /// The data key's identity and the unlockers that wrap it.
 package struct KeyFile: Equatable, Sendable {

@@ -1,4 +1,5 @@
 // Why a key file could not be read, unlocked or changed.
+package import TransferCrypto
 
 /// Why the key file was refused, or an unlocker could not be used, added or removed.
 package enum KeyFileError: Error, Equatable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 // One record of a record log: a sealed put or delete of one item, and its identity in clear.
+import TransferCrypto
 
 /// A record as the log stores it: its kind and identity in clear (so the log can be checked,
 /// recovered and compacted without the data key), its payload sealed with the identity bound in.

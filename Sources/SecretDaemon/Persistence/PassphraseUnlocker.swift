@@ -9,6 +9,7 @@
 // The wrap's associated data is KeyFile.wrapData: the key id, kind, number and everything of
 // the body before the wrapped key.
 package import SecretMemory
+package import TransferCrypto
 
 /// A passphrase unlocker's body: Argon2id's parameters and the data key they wrap.
 struct PassphraseUnlocker: Equatable {

@@ -1,6 +1,7 @@
 // Sealed records in and out of a log with the data key: put and delete seal and append;
 // unseal opens every live record, or refuses the log whole.
 package import SecretMemory
+package import TransferCrypto
 
 extension RecordLog {
   /// Seals `plaintext` as the next generation of `slot` and appends it (synced on return).

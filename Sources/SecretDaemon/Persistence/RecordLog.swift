@@ -1,6 +1,7 @@
 // A durable, crash-consistent file of sealed records: appended, each append written and synced
 // before it returns; read back whole or refused whole; compacted to the live records.
 import SystemCalls
+import TransferCrypto
 
 /// An append-only log of sealed records (puts and deletes of items) in one file.
 ///

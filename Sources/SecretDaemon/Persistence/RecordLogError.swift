@@ -1,5 +1,6 @@
 // Why a record log was refused, or a record not appended.
 package import SystemCalls
+package import TransferCrypto
 
 /// Why a record log could not be opened whole, written or compacted.
 package enum RecordLogError: Error, Equatable, CustomStringConvertible {

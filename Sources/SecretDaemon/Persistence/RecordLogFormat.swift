@@ -16,6 +16,7 @@
 // failure (a frame header that fails its check with a whole frame after it, a body that fails
 // its check with frames after it, a record that breaks the rules above) is damage, and the log
 // is refused. A change inside the last record alone looks like a torn append, and is dropped.
+import TransferCrypto
 
 enum RecordLogFormat {
   static let magic = Array("SECRETDL".utf8)

@@ -10,6 +10,7 @@
 // The wrap's associated data is KeyFile.wrapData: the key id, kind, number and everything of
 // the body before the wrapped key, so an object sealed for another unlocker or file is refused.
 import SecretMemory
+package import TransferCrypto
 
 /// A TPM unlocker's body: the sealed wrapping key and the data key it wraps.
 struct TPMUnlocker: Equatable {

@@ -36,7 +36,7 @@ package struct Argon2Parameters: Equatable, Sendable {
 
   /// Whether the values are ones this code would ever write, so that a damaged or crafted
   /// file cannot make unlocking take forever or exhaust memory (at most 4 GiB, 64 passes).
-  var isPlausible: Bool {
+  package var isPlausible: Bool {
     (1...64).contains(iterations) && (1...64).contains(parallelism)
       && memoryKiB >= 8 * parallelism && memoryKiB <= 4 * 1024 * 1024 && (16...64).contains(salt.count)
   }

@@ -1,5 +1,5 @@
 // Why sealing, opening or deriving a key failed: libgcrypt's errors become these, in one place
-// (Internal/SealingCalls.swift).
+// (SealingCalls.swift).
 
 /// Why a record or a wrapped key could not be sealed or opened, or a key derived.
 package enum SealingError: Error, Equatable, CustomStringConvertible {

@@ -2,11 +2,12 @@
 // errors, so the typed one is carried out in a Result (as SystemCalls does).
 
 extension Array where Element == UInt8 {
-  func withRawBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+  package func withRawBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
     try withUnsafeBytes { raw in Result { () throws(E) in try body(raw) } }.get()
   }
 
-  mutating func withMutableRawBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E)
+  package mutating func withMutableRawBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R)
+    throws(E)
     -> R
   {
     try withUnsafeMutableBytes { raw in Result { () throws(E) in try body(raw) } }.get()

@@ -1,24 +1,23 @@
-// libgcrypt for sealed storage: AES-256-GCM, strong random bytes and Argon2id. The only file of
-// SecretDaemon that calls gcry_*; every error becomes a SealingError here.
+// libgcrypt for sealing (secretd's persistent collection, secretctl's export files): AES-256-GCM,
+// strong random bytes and Argon2id. Every error becomes a SealingError here.
 import CGcrypt
 import SystemCalls
-import TransferCrypto
 
-enum SealingCalls {
-  static let keyLength = 32
-  static let nonceLength = 12
-  static let tagLength = 16
+package enum SealingCalls {
+  package static let keyLength = 32
+  package static let nonceLength = 12
+  package static let tagLength = 16
 
   /// Fills `buffer` with random bytes fit for keys and salts. Wraps gcry_randomize with
   /// GCRY_STRONG_RANDOM.
-  static func randomize(_ buffer: UnsafeMutableRawBufferPointer) {
+  package static func randomize(_ buffer: UnsafeMutableRawBufferPointer) {
     Gcrypt.initialize()
     guard let base = buffer.baseAddress, buffer.count > 0 else { return }
     gcry_randomize(base, buffer.count, GCRY_STRONG_RANDOM)
   }
 
   /// Fills `buffer` with unpredictable, never-repeating bytes for nonces. Wraps gcry_create_nonce.
-  static func nonce(_ buffer: UnsafeMutableRawBufferPointer) {
+  package static func nonce(_ buffer: UnsafeMutableRawBufferPointer) {
     Gcrypt.initialize()
     guard let base = buffer.baseAddress, buffer.count > 0 else { return }
     gcry_create_nonce(base, buffer.count)
@@ -28,7 +27,7 @@ enum SealingCalls {
   /// `nonce` and `associatedData`, and writes the 16-byte tag into `tag`. Wraps gcry_cipher_open
   /// (GCRY_CIPHER_AES256, GCRY_CIPHER_MODE_GCM, GCRY_CIPHER_SECURE), gcry_cipher_setkey,
   /// gcry_cipher_setiv, gcry_cipher_authenticate, gcry_cipher_encrypt and gcry_cipher_gettag.
-  static func sealGCM(
+  package static func sealGCM(
     key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
     plaintext: UnsafeRawBufferPointer, ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
   ) throws(SealingError) {
@@ -49,7 +48,7 @@ enum SealingCalls {
   /// Decrypts `ciphertext` into `plaintext` (the same length) and checks `tag`; throws
   /// ``SealingError/refused`` when it does not match, after wiping `plaintext`. Wraps
   /// gcry_cipher_decrypt and gcry_cipher_checktag.
-  static func openGCM(
+  package static func openGCM(
     key: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
     ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer, plaintext: UnsafeMutableRawBufferPointer
   ) throws(SealingError) {
@@ -77,7 +76,7 @@ enum SealingCalls {
   /// passes over `memoryKiB` KiB in `parallelism` lanes, computed on this thread. Wraps
   /// gcry_kdf_open (GCRY_KDF_ARGON2, GCRY_KDF_ARGON2ID), gcry_kdf_compute, gcry_kdf_final and
   /// gcry_kdf_close.
-  static func argon2id(
+  package static func argon2id(
     passphrase: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer, iterations: UInt32, memoryKiB: UInt32,
     parallelism: UInt32, secret: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
     associatedData: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),

@@ -1,37 +1,20 @@
-// Sealing one record with the data key: AES-256-GCM, a fresh random 96-bit nonce per record,
-// the record's identity as associated data. Sealed bytes: nonce (12) | ciphertext | tag (16).
+// Sealing with a data key: AES-256-GCM, a fresh random 96-bit nonce each time, associated data
+// that names what is sealed (a record's identity, an export file's header). Sealed bytes:
+// nonce (12) | ciphertext | tag (16).
 package import SecretMemory
 
 extension DataKey {
   /// What sealing adds to a plaintext: the nonce and the tag.
   package static let sealOverhead = SealingCalls.nonceLength + SealingCalls.tagLength
 
-  /// Seals `plaintext` as the record `identity` of `kind`: a fresh random nonce, the ciphertext
-  /// and the tag. The plaintext is read in place; nothing of it is copied.
-  /// Wraps gcry_create_nonce and AES-256-GCM (SealingCalls).
-  package func seal(_ plaintext: SecretBytes, as identity: RecordIdentity, kind: RecordKind = .put)
-    throws(SealingError) -> [UInt8]
-  {
-    try seal(plaintext, associatedData: identity.associatedData(kind: kind))
-  }
-
-  /// Opens bytes ``seal(_:as:kind:)`` made, as the record `identity` of `kind`, into locked
-  /// memory. Throws ``SealingError/refused`` for the wrong key, another identity or kind, or
-  /// any changed byte; nothing of the plaintext is kept then.
-  package func open(_ sealed: some Collection<UInt8>, as identity: RecordIdentity, kind: RecordKind = .put)
-    throws(SealingError) -> SecretBytes
-  {
-    try open(sealed, associatedData: identity.associatedData(kind: kind))
-  }
-
   /// Seals `plaintext` under `associatedData`: nonce, ciphertext, tag.
-  func seal(_ plaintext: SecretBytes, associatedData: [UInt8]) throws(SealingError) -> [UInt8] {
+  package func seal(_ plaintext: SecretBytes, associatedData: [UInt8]) throws(SealingError) -> [UInt8] {
     try plaintext.withUnsafeBytes { (plain) throws(SealingError) in try seal(plain, associatedData: associatedData) }
   }
 
   /// Seals the bytes at `plaintext` (read in place, such as a record in the arena) under
   /// `associatedData`: nonce, ciphertext, tag.
-  func seal(_ plaintext: UnsafeRawBufferPointer, associatedData: [UInt8]) throws(SealingError) -> [UInt8] {
+  package func seal(_ plaintext: UnsafeRawBufferPointer, associatedData: [UInt8]) throws(SealingError) -> [UInt8] {
     var sealed = [UInt8](repeating: 0, count: Self.sealOverhead + plaintext.count)
     try sealed.withMutableRawBytes { (output) throws(SealingError) in
       let nonce = UnsafeMutableRawBufferPointer(rebasing: output[..<SealingCalls.nonceLength])
@@ -51,7 +34,7 @@ extension DataKey {
   }
 
   /// Opens what ``seal(_:associatedData:)`` made under the same associated data.
-  func open(_ sealed: some Collection<UInt8>, associatedData: [UInt8]) throws(SealingError) -> SecretBytes {
+  package func open(_ sealed: some Collection<UInt8>, associatedData: [UInt8]) throws(SealingError) -> SecretBytes {
     let sealed = Array(sealed)
     guard sealed.count >= Self.sealOverhead else {
       throw .malformed("\(sealed.count) bytes, fewer than a nonce and a tag (\(Self.sealOverhead))")
