@@ -1,5 +1,5 @@
-// The key that seals a persistent collection's records: random, 32 bytes, only ever in locked
-// memory, on disk only wrapped by unlockers (KeyFile).
+// The key that seals a persistent collection's records (random; on disk only wrapped by
+// unlockers) or an export file (from its passphrase): 32 bytes, only ever in locked memory.
 package import SecretMemory
 
 /// The AES-256 key every record of a sealed collection is encrypted with.
@@ -22,5 +22,25 @@ package struct DataKey: Sendable {
     guard let bytes = SecretBytes(lockedCount: length) else { throw .noLockedMemory(bytes: length) }
     bytes.withUnsafeMutableBytes { SealingCalls.randomize($0) }
     return try DataKey(bytes: bytes)
+  }
+}
+
+extension DataKey {
+  /// The key Argon2id derives from `passphrase` with `parameters`, in locked memory, computed on
+  /// this thread (seconds at the standard cost).
+  package static func derived(from passphrase: SecretBytes, _ parameters: Argon2Parameters) throws(SealingError)
+    -> DataKey
+  {
+    guard let derived = SecretBytes(lockedCount: length) else { throw .noLockedMemory(bytes: length) }
+    try passphrase.withUnsafeBytes { (passphrase) throws(SealingError) in
+      try parameters.salt.withRawBytes { (salt) throws(SealingError) in
+        try derived.withUnsafeMutableBytes { (output) throws(SealingError) in
+          try SealingCalls.argon2id(
+            passphrase: passphrase, salt: salt, iterations: parameters.iterations, memoryKiB: parameters.memoryKiB,
+            parallelism: parameters.parallelism, into: output)
+        }
+      }
+    }
+    return try DataKey(bytes: derived)
   }
 }

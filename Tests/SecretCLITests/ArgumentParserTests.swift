@@ -90,7 +90,7 @@ struct ArgumentParserTests {
       commandTable.map(\.name) == [
         "get", "set", "delete", "search", "lock", "unlock", "status", "read", "exec", "run", "inject",
         "git-credential", "credential set", "credential get", "credential list", "credential delete",
-        "credential drop-in", "unlocker add", "unlocker list", "unlocker remove", "pam-unlock",
+        "credential drop-in", "unlocker add", "unlocker list", "unlocker remove", "pam-unlock", "export", "import",
         "store discard-rejected", "setup",
         "completion",
       ])

@@ -53,8 +53,9 @@ enum CollectionCommands {
     return .success
   }
 
-  /// secretd's passphrase, from stdin with --password-stdin, else asked on the terminal (twice
-  /// when it is being set). Only ever in SecretBytes.
+  /// A passphrase (secretd's, by default, or what `prompt` asks for), from stdin with
+  /// --password-stdin, else asked on the terminal (twice when it is being set). Only ever in
+  /// SecretBytes.
   static func readPassphrase(
     _ arguments: ParsedArguments, console: Console, creating: Bool, prompt: String? = nil
   ) throws(CLIError) -> SecretBytes {
@@ -71,10 +72,10 @@ enum CollectionCommands {
       if creating {
         let again = SecretBytes()
         try Terminal.readSecret(prompt: "Again: ", into: again)
-        guard passphrase == again else { throw .usage("the two entries differ; nothing was set") }
+        guard passphrase == again else { throw .usage("the two entries differ; nothing was done") }
       }
     }
-    guard passphrase.count > 0 else { throw .usage("no passphrase given; nothing was unlocked") }
+    guard passphrase.count > 0 else { throw .usage("no passphrase given; nothing was done") }
     return passphrase
   }
 

@@ -22,7 +22,7 @@ let commandTable: [CommandSpec] =
     ItemCommands.get, ItemCommands.set, ItemCommands.delete, SearchCommand.spec,
     CollectionCommands.lock, CollectionCommands.unlock, CollectionCommands.status,
     ReferenceCommands.read, ExecCommand.spec, ReferenceCommands.run, ReferenceCommands.inject, GitCredential.spec,
-  ] + CredentialCommands.all + UnlockerCommands.all + [PamUnlockCommand.spec]
+  ] + CredentialCommands.all + UnlockerCommands.all + [PamUnlockCommand.spec] + ExportImportCommands.all
   + [StoreCommands.discardRejected, SetupCommand.spec, Completion.spec]
 
 func command(named name: String) -> CommandSpec? {

@@ -50,23 +50,6 @@ struct PassphraseUnlocker: Equatable {
     guard parameters.isPlausible else { return nil }
     wrappedKey = Array(wrapped)
   }
-
-  /// The key Argon2id derives from `passphrase` with these parameters, in locked memory.
-  static func derive(_ passphrase: SecretBytes, _ parameters: Argon2Parameters) throws(SealingError) -> DataKey {
-    guard let derived = SecretBytes(lockedCount: DataKey.length) else {
-      throw .noLockedMemory(bytes: DataKey.length)
-    }
-    try passphrase.withUnsafeBytes { (passphrase) throws(SealingError) in
-      try parameters.salt.withRawBytes { (salt) throws(SealingError) in
-        try derived.withUnsafeMutableBytes { (output) throws(SealingError) in
-          try SealingCalls.argon2id(
-            passphrase: passphrase, salt: salt, iterations: parameters.iterations, memoryKiB: parameters.memoryKiB,
-            parallelism: parameters.parallelism, into: output)
-        }
-      }
-    }
-    return try DataKey(bytes: derived)
-  }
 }
 
 extension KeyFile {
@@ -87,7 +70,7 @@ extension KeyFile {
     let number = nextUnlockerNumber
     let unwrapped = PassphraseUnlocker(parameters: parameters, wrappedKey: [])
     do {
-      let derived = try PassphraseUnlocker.derive(passphrase, parameters)
+      let derived = try DataKey.derived(from: passphrase, parameters)
       let wrapped = try derived.seal(
         dataKey.bytes, associatedData: wrapData(kind: kind, number: number, parameters: unwrapped.parameterBytes))
       add(Unlocker(kind: kind, number: number, body: unwrapped.parameterBytes + wrapped))
@@ -107,7 +90,7 @@ extension KeyFile {
         throw .malformed(path: "key file", reason: "passphrase unlocker \(unlocker.number) unreadable")
       }
       do {
-        let derived = try PassphraseUnlocker.derive(passphrase, body.parameters)
+        let derived = try DataKey.derived(from: passphrase, body.parameters)
         let key = try derived.open(
           body.wrappedKey,
           associatedData: wrapData(kind: unlocker.kind, number: unlocker.number, parameters: body.parameterBytes))
