@@ -1,7 +1,8 @@
 // python `secretstorage`'s own test suite, from its sdist as published on PyPI, run unchanged
 // against secretd and gnome-keyring on private buses: the newest release, with its own code, and
 // the suite of the release Debian packages (python3-secretstorage 3.3.3, which Debian's `keyring`
-// uses) against Debian's installed module.
+// uses) against Debian's installed module; both also against secretd --persistent, whose default
+// collection is the sealed `login`.
 //
 // The suite picks its bus from DBUS_SESSION_BUS_ADDRESS (jeepney's `open_dbus_connection('SESSION')`)
 // and talks to `org.freedesktop.secrets` unless tests/run_tests.py is given a mock service, in
@@ -51,41 +52,62 @@ struct SecretStorageSuiteTests {
     "tests/run_tests.py passes: nothing fails, only mock-only tests skip", arguments: Provider.all,
     SecretStorageRelease.all)
   func upstreamSuite(provider: Provider, release: SecretStorageRelease) async throws {
+    try await withProvider(provider) { (instance) async throws in
+      try await Self.runSuite(release, against: instance, named: "\(provider)")
+    }
+  }
+
+  /// secretd's persistent collection, unlocked, as the default collection the suite uses.
+  @Test(
+    "tests/run_tests.py passes against secretd --persistent, whose default is the sealed login",
+    arguments: SecretStorageRelease.all)
+  func upstreamSuiteOnPersistentLogin(release: SecretStorageRelease) async throws {
+    try await withProvider(.secretd, arguments: ["--persistent"]) { (instance) async throws in
+      let unlocked = try instance.run(
+        try builtExecutable("secretctl").path, ["unlock", "--password-stdin"], input: Array("login".utf8))
+      try #require(unlocked.status == 0, "\(unlocked.stderrText)")
+      try await Self.runSuite(release, against: instance, named: "secretd's login")
+    }
+  }
+
+  private static func runSuite(
+    _ release: SecretStorageRelease, against instance: ProviderInstance, named provider: String
+  )
+    async throws
+  {
     let sdist = Self.sdist(release)
     try #require(
       FileManager.default.fileExists(atPath: sdist.path),
       "secretstorage's sdist is missing at \(sdist.path): run `make bootstrap` (it downloads it with pip)")
-    try await withProvider(provider) { (instance) async throws in
-      let modules = release.testsDebiansModule ? "jeepney, cryptography, secretstorage" : "jeepney, cryptography"
-      let imports = try instance.run(Self.python, ["-c", "import \(modules)"])
-      try #require(
-        imports.status == 0,
-        "\(Self.python) cannot import \(modules): run `make bootstrap` (python3-jeepney, python3-cryptography, python3-secretstorage): \(imports.stderrText)"
-      )
-      let unpacked = try instance.run("tar", ["-xzf", sdist.path, "-C", instance.bus.directory.path])
-      try #require(unpacked.status == 0, "cannot unpack \(sdist.path): \(unpacked.stderrText)")
-      let folder = instance.bus.directory.appending(path: release.sdist)
-      // run_tests.py puts the sdist's folder first on sys.path: without its own copy of the module,
-      // the suite imports the installed one.
-      if release.testsDebiansModule { try FileManager.default.removeItem(at: folder.appending(path: "secretstorage")) }
-      // `timeout` bounds a hung call (the suite has no timeouts of its own).
-      let run = try await onOwnThread {
-        try instance.run("timeout", ["300", Self.python, folder.appending(path: "tests/run_tests.py").path])
-      }
-      let report = SuiteReport(run.stdoutText + run.stderrText)
-      let transcript = "secretstorage \(release) suite against \(provider) (exit \(run.status)):\n\(run.stderrText)"
-      let tested = release.testsDebiansModule ? Self.debiansModule : folder.appending(path: "secretstorage").path
-      #expect(report.module == tested, "\(transcript)")
-      #expect(run.status == 0, "\(transcript)")
-      #expect(report.ran == release.expectedRun, "\(transcript)")
-      #expect(report.failed.isEmpty, "failed: \(report.failed)\n\(transcript)")
-      #expect(report.skipped.count == Self.expectedMockOnlySkips, "skipped: \(report.skipped)\n\(transcript)")
-      #expect(
-        report.skipped.allSatisfy { $0.reason.contains("mock") }, "a test skipped for another reason: \(report.skipped)"
-      )
-      #expect(report.passed == release.expectedRun - Self.expectedMockOnlySkips, "\(transcript)")
-      #expect(report.summary == "OK (skipped=\(Self.expectedMockOnlySkips))", "\(transcript)")
+    let modules = release.testsDebiansModule ? "jeepney, cryptography, secretstorage" : "jeepney, cryptography"
+    let imports = try instance.run(Self.python, ["-c", "import \(modules)"])
+    try #require(
+      imports.status == 0,
+      "\(Self.python) cannot import \(modules): run `make bootstrap` (python3-jeepney, python3-cryptography, python3-secretstorage): \(imports.stderrText)"
+    )
+    let unpacked = try instance.run("tar", ["-xzf", sdist.path, "-C", instance.bus.directory.path])
+    try #require(unpacked.status == 0, "cannot unpack \(sdist.path): \(unpacked.stderrText)")
+    let folder = instance.bus.directory.appending(path: release.sdist)
+    // run_tests.py puts the sdist's folder first on sys.path: without its own copy of the module,
+    // the suite imports the installed one.
+    if release.testsDebiansModule { try FileManager.default.removeItem(at: folder.appending(path: "secretstorage")) }
+    // `timeout` bounds a hung call (the suite has no timeouts of its own).
+    let run = try await onOwnThread {
+      try instance.run("timeout", ["300", Self.python, folder.appending(path: "tests/run_tests.py").path])
     }
+    let report = SuiteReport(run.stdoutText + run.stderrText)
+    let transcript = "secretstorage \(release) suite against \(provider) (exit \(run.status)):\n\(run.stderrText)"
+    let tested = release.testsDebiansModule ? Self.debiansModule : folder.appending(path: "secretstorage").path
+    #expect(report.module == tested, "\(transcript)")
+    #expect(run.status == 0, "\(transcript)")
+    #expect(report.ran == release.expectedRun, "\(transcript)")
+    #expect(report.failed.isEmpty, "failed: \(report.failed)\n\(transcript)")
+    #expect(report.skipped.count == Self.expectedMockOnlySkips, "skipped: \(report.skipped)\n\(transcript)")
+    #expect(
+      report.skipped.allSatisfy { $0.reason.contains("mock") }, "a test skipped for another reason: \(report.skipped)"
+    )
+    #expect(report.passed == release.expectedRun - Self.expectedMockOnlySkips, "\(transcript)")
+    #expect(report.summary == "OK (skipped=\(Self.expectedMockOnlySkips))", "\(transcript)")
   }
 
   @Test("the report parser reads unittest's verbose output")
