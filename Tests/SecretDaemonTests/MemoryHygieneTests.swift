@@ -46,6 +46,28 @@ struct MemoryHygieneTests {
   }
 
   @Test(
+    "Lock leaves no decrypted secret of the persistent collection in secretd's memory, where the unlocked store held it",
+    .needsRoot("reading another process's memory needs root"))
+  func lockWipesThePersistentCollection() async throws {
+    let data = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: data) }
+    let daemon = try StandaloneSecretd(["--persistent", "--data-folder", data.path], secretMemory: false)
+    let secretctl = try builtExecutable("secretctl").path
+    #expect(try daemon.run(secretctl, ["unlock", "--password-stdin"], input: "passphrase").status == 0)
+    let secret = "sealed-" + randomToken(40)
+    #expect(try daemon.run("secret-tool", ["store", "--label=s", "service", "sealed"], input: secret).status == 0)
+    #expect(try daemon.run("secret-tool", ["lookup", "service", "sealed"]).stdoutText == secret)
+    // Positive control: unlocked, the item is in the (readable, locked) memfd store.
+    #expect(try processMemoryContains(pid: daemon.process.pid, Array(secret.utf8)))
+    #expect(try daemon.run(secretctl, ["lock"]).status == 0)
+    #expect(try daemon.run("secret-tool", ["lookup", "service", "sealed"]).stdoutText.isEmpty)
+    #expect(try !processMemoryContains(pid: daemon.process.pid, Array(secret.utf8)))
+    // And it comes back, from the sealed log, with the passphrase.
+    #expect(try daemon.run(secretctl, ["unlock", "--password-stdin"], input: "passphrase").status == 0)
+    #expect(try daemon.run("secret-tool", ["lookup", "service", "sealed"]).stdoutText == secret)
+  }
+
+  @Test(
     "a deleted secret is wiped from the daemon's memory",
     .needsRoot("reading another process's memory needs root"))
   func wipedAfterDelete() async throws {
