@@ -9,8 +9,8 @@
 // - unlocking `login` with 10,000 items, beyond the KDF: UnlockWithPassphrase on a secretd whose
 //   `login` holds them and on one whose `login` is empty, each just restarted (so locked, its log
 //   opened and checked at start), round by round; both pay the same Argon2id (secretd's standard
-//   cost; it has no cheaper setting), so the difference is what the items cost, the ItemCreated
-//   signals sent before the reply included;
+//   cost; it has no cheaper setting), so the difference is what the items cost, the one change of
+//   `Items` announced before the reply included;
 // - bytes on disk per item: the files of secretd's data folder as a fill of creates passes 300,
 //   1,300 and 10,000 items, and after the rounds at 1,300 (superseded records included until an
 //   unlock compacts the log); gnome-keyring's keyrings folder right after its fills to 300 and 1,300.

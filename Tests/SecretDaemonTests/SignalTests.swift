@@ -33,6 +33,29 @@ struct SignalTests {
     }
   }
 
+  @Test("unlocking the persistent collection announces its items in one Items change, locking it the empty list")
+  func unlockAnnouncesItemsAtOnce() async throws {
+    try await withProvider(.secretd, arguments: ["--persistent"]) { (instance) async throws in
+      let secretctl = try builtExecutable("secretctl").path
+      #expect(try instance.run(secretctl, ["unlock", "--password-stdin"], input: Array("p".utf8)).status == 0)
+      for name in ["first", "second", "third"] {
+        #expect(try instance.run(secretctl, ["set", name], input: Array("secret".utf8)).status == 0)
+      }
+      let listener = try await SignalListener(in: instance.bus.directory, environment: instance.environment)
+      #expect(try instance.run(secretctl, ["lock"]).status == 0)
+      #expect(try instance.run(secretctl, ["unlock", "--password-stdin"], input: Array("p".utf8)).status == 0)
+      let login = ObjectPaths.collection("login")
+      let heard = try await listener.heard(waitingFor: "'\(login)/3'")
+      let items = heard.filter {
+        $0.hasPrefix("\(login) \(Interfaces.properties).PropertiesChanged") && $0.contains("'Items'")
+      }
+      #expect(items.count == 2, "\(heard)")
+      #expect(items.first?.contains("'Items': ('ao', [])") == true, "locked: none, \(items)")
+      #expect(items.last.map { line in (1...3).allSatisfy { line.contains("'\(login)/\($0)'") } } == true, "\(items)")
+      #expect(!heard.contains { $0.contains("ItemCreated") || $0.contains("ItemDeleted") }, "\(heard)")
+    }
+  }
+
   @Test(
     "a refused user's client that subscribes hears no signal, while a served one hears the label and attributes",
     .needsRoot("running a client as another user needs root"))

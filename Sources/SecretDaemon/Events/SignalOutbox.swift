@@ -64,6 +64,8 @@ final class SignalOutbox: Sendable {
           ObjectPaths.collection(reference.collection), Interfaces.collection, signal,
           .objectPath(ObjectPaths.item(reference)))
         if !itemsChanged.contains(reference.collection) { itemsChanged.append(reference.collection) }
+      case .itemsListed(let name, let numbers):
+        send.items(of: name, numbers)
       case .itemChanged(let reference, let item):
         send.signal(
           ObjectPaths.collection(reference.collection), Interfaces.collection, "ItemChanged",
@@ -88,6 +90,18 @@ final class SignalOutbox: Sendable {
 
     func signal(_ path: String, _ interface: String, _ name: String, _ argument: DBusValue) {
       send(path, interface, name, .tuple([argument]))
+    }
+
+    /// A collection's `Items`, given whole; invalidated instead when the list would not fit
+    /// in one message.
+    func items(of collection: String, _ numbers: [Int]) {
+      let paths = numbers.map { ObjectPaths.item(ItemReference(collection: collection, item: $0)) }
+      let path = ObjectPaths.collection(collection)
+      guard paths.reduce(0, { $0 + $1.utf8.count + 8 }) < outbox.maximumBytes / 2 else {
+        propertiesChanged(path, Interfaces.collection, [:], invalidated: ["Items"])
+        return
+      }
+      propertiesChanged(path, Interfaces.collection, ["Items": .objectPaths(paths)])
     }
 
     func collections(_ names: [String]) {

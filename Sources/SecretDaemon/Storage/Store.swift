@@ -210,14 +210,15 @@ final class Store {
     removeItem(collection, reference.item)
   }
 
-  /// Removes an item from the index and the arena (its record is wiped there).
-  func removeItem(_ collection: StoredCollection, _ number: Int) {
+  /// Removes an item from the index and the arena (its record is wiped there); `announced`
+  /// with ItemDeleted unless the caller announces many at once.
+  func removeItem(_ collection: StoredCollection, _ number: Int, announced: Bool = true) {
     guard let item = collection.items.removeValue(forKey: number) else { return }
     collection.index.remove(number, attributes: item.attributes)
     arena.release(item.block)
     touch(collection)
     itemCount -= 1
-    onEvent(.itemDeleted(ItemReference(collection: collection.name, item: number)))
+    if announced { onEvent(.itemDeleted(ItemReference(collection: collection.name, item: number))) }
   }
 
   func setSecret(_ reference: ItemReference, _ secret: SecretSource, contentType: String) throws(StoreError) {

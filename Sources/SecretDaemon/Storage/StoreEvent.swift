@@ -16,4 +16,7 @@ enum StoreEvent: Equatable, Sendable {
   case itemCreated(ItemReference)
   case itemDeleted(ItemReference)
   case itemChanged(ItemReference, ItemSnapshot)
+  /// A collection's items came or went all at once (a persistent collection unlocked or locked):
+  /// its item numbers now, announced as one change of its `Items` rather than one signal each.
+  case itemsListed(String, items: [Int])
 }
