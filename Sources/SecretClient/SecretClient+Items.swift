@@ -99,6 +99,20 @@ extension SecretClient {
     }
   }
 
+  /// Creates a new item in `collection`, never replacing one, and returns its object path: for
+  /// items no address names, such as a keyring's notes (whose only attribute is `xdg:schema`),
+  /// which ``write(_:attributes:label:in:exactly:)`` would take for one another.
+  public func add(
+    _ value: SecretValue, attributes: [String: String], label: String, in collection: CollectionID = .default
+  ) throws(SecretError) -> String {
+    try Self.validate(attributes)
+    try Self.validate(text: label, what: "label")
+    let item = NewItem(value: value, attributes: attributes, label: label)
+    return try withService { service throws(SecretError) in
+      try Self.create(item, in: collection, replace: false, on: service)
+    }
+  }
+
   /// What a write makes.
   struct NewItem {
     let value: SecretValue

@@ -63,6 +63,24 @@ struct ExportImportCommandTests {
     }
   }
 
+  @Test("two notes, items that only their schema describes, both arrive: neither replaces the other")
+  func notesAreKeptApart() async throws {
+    try await withProvider(.gnomeKeyring) { source in
+      let client = SecretClient(bus: .address(source.busAddress))
+      for (label, text) in [("first note", "one"), ("second note", "two")] {
+        _ = try client.add(
+          SecretValue(text), attributes: ["xdg:schema": "org.gnome.keyring.Note"], label: label, in: .session)
+      }
+      let expected = try Self.contents(source, in: .session)
+      #expect(expected.count == 2, "\(expected)")
+      try await withProvider(.secretd) { target in
+        let output = try secretctl(target, ["import", "--from-bus", source.busAddress, "--from-collection", "session"])
+        #expect(output.status == 0, "\(output.stderrText)")
+        #expect(try Self.contents(target, in: .default) == expected)
+      }
+    }
+  }
+
   @Test("a wrong passphrase, or one changed byte, imports nothing and says so (status 2)")
   func refusedFile() async throws {
     let file = FileManager.default.temporaryDirectory.appending(path: "export-\(UUID().uuidString)").path

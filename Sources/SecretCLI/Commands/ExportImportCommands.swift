@@ -4,6 +4,7 @@
 // over. An item is written to the address its attributes name, so importing twice duplicates
 // nothing.
 import CommandLineSyntax
+import SecretAddress
 import SecretClient
 import SystemCalls
 import TransferCrypto
@@ -60,7 +61,8 @@ enum ExportImportCommands {
       running provider (gnome-keyring on another session bus, say), and writes each into the
       collection (the default one unless --collection says): the same label, attributes,
       content type and secret. An item whose attributes name one already there replaces it,
-      so importing twice leaves one of each.
+      so importing twice leaves one of each; an item that no attribute names (a note, with only
+      its schema) is added beside the others each time.
       Exit status: 0 imported, 1 no such collection or file, 2 usage error (a wrong passphrase among
       them), 3 Secret Service error.
       """,
@@ -80,7 +82,12 @@ enum ExportImportCommands {
     let client = console.client()
     for item in items {
       try service(client) { () throws(SecretError) in
-        try client.write(item.value, attributes: item.attributes, label: item.label, in: target, exactly: true)
+        // An item no address names (a note: only its schema) is added, or one would replace another.
+        if AddressRule.address(of: item.attributes).isEmpty {
+          _ = try client.add(item.value, attributes: item.attributes, label: item.label, in: target)
+        } else {
+          try client.write(item.value, attributes: item.attributes, label: item.label, in: target, exactly: true)
+        }
       }
     }
     console.report("imported \(count(items.count)) into \(target)")
