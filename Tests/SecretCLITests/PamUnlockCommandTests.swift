@@ -49,6 +49,23 @@ struct PamUnlockCommandTests {
     }
   }
 
+  @Test("without a login unlocker nothing is tried: not even a passphrase the password equals")
+  func noLoginUnlockerNoAttempt() async throws {
+    try await withProvider(.secretd, arguments: ["--persistent"]) { instance in
+      #expect(try secretctl(instance, ["unlock", "--password-stdin"], input: "same").status == 0)
+      #expect(try secretctl(instance, ["lock"]).status == 0)
+      let output = try Self.pamUnlock(instance, "same")
+      #expect(output.status == 0, "\(output.stderrText)")
+      #expect(try Self.state(instance) == "locked")
+      // Positive control: the same password opens it as a login unlocker.
+      #expect(try secretctl(instance, ["unlock", "--password-stdin"], input: "same").status == 0)
+      #expect(try secretctl(instance, ["unlocker", "add", "login", "--password-stdin"], input: "same").status == 0)
+      #expect(try secretctl(instance, ["lock"]).status == 0)
+      #expect(try Self.pamUnlock(instance, "same").status == 0)
+      #expect(try Self.state(instance) == "unlocked")
+    }
+  }
+
   @Test("a collection with no passphrase yet is left so: pam-unlock sets none")
   func newCollectionIsLeftAlone() async throws {
     try await withProvider(.secretd, arguments: ["--persistent"]) { instance in

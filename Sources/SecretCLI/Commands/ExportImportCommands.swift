@@ -73,7 +73,9 @@ enum ExportImportCommands {
     if let address = arguments.option(fromBus.long) {
       guard arguments.argument(file.name) == nil else { throw .usage("give FILE or --from-bus, not both") }
       let source = CollectionID(arguments.option(fromCollection.long) ?? "default")
-      items = try readItems(from: SecretClient(bus: .address(address)), in: source)
+      items = try readItems(
+        from: SecretClient(bus: .address(address)), in: source,
+        unlocking: "DBUS_SESSION_BUS_ADDRESS='\(address)' secretctl unlock \(source)")
     } else {
       guard let path = arguments.argument(file.name) else { throw .usage("FILE (or --from-bus ADDRESS) is required") }
       items = try readFile(path, arguments, console)
@@ -96,9 +98,12 @@ enum ExportImportCommands {
 
   static let all = [export, `import`]
 
-  /// Every item of `collection`, secrets included; items without attributes cannot be
-  /// addressed, and a locked one cannot be read: either is an error.
-  private static func readItems(from client: SecretClient, in source: CollectionID) throws(CLIError)
+  /// Every item of `source`, secrets included; items without attributes cannot be written
+  /// again, and a locked one cannot be read (`unlocking` is the command that unlocks it): either
+  /// is an error.
+  private static func readItems(
+    from client: SecretClient, in source: CollectionID, unlocking: String = "secretctl unlock"
+  ) throws(CLIError)
     -> [ExportedItem]
   {
     let found = try service(client) { () throws(SecretError) in
@@ -106,7 +111,7 @@ enum ExportImportCommands {
     }
     return try found.map { (item) throws(CLIError) in
       guard let value = item.secret else {
-        throw .service("\(item.path) is locked: unlock \(source) (`secretctl unlock`) and try again")
+        throw .service("\(item.path) is locked: unlock \(source) (`\(unlocking)`) and try again")
       }
       guard !item.attributes.isEmpty else {
         throw .service("\(item.path) has no attributes, so no address to write it to; give it some first")

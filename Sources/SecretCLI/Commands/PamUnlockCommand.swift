@@ -25,7 +25,8 @@ enum PamUnlockCommand {
         auth optional pam_exec.so expose_authtok quiet /usr/bin/secretctl pam-unlock
       a login that gives a password (console, SSH with a password, su, a display manager)
       hands it here on stdin, and the user's secretd opens its persistent collection with it,
-      if `secretctl unlocker add login` added that password. Run as root, it becomes the user
+      if `secretctl unlocker add login` added that password (with no login unlocker it tries
+      nothing, so that logins never count as wrong passphrases). Run as root, it becomes the user
       PAM_USER names first. When the user's bus is not up yet it waits for it in the
       background, up to \(backgroundWait) seconds, so the login never waits. It sets no
       passphrase: a collection that has none yet stays as it is. What it did goes to the
@@ -88,6 +89,12 @@ enum PamUnlockCommand {
     }
     guard state == "locked" else {
       SystemLog.write("login of \(account.name) is \(state ?? "not secretd's"): nothing to unlock")
+      return .success
+    }
+    // Without a login unlocker every login would be a wrong passphrase, each making the next
+    // unlock (and login) wait longer.
+    guard (try? client.unlockers())?.contains(where: { $0.kind == "login" }) == true else {
+      SystemLog.write("login of \(account.name) has no login unlocker (`secretctl unlocker add login`): not tried")
       return .success
     }
     do throws(SecretError) { _ = try client.unlockSealed(passphrase: password) } catch {
