@@ -9,9 +9,12 @@ import Testing
 struct PamUnlockCommandTests {
   static let userName = ProcessInfo.processInfo.userName
 
-  static func pamUnlock(_ instance: ProviderInstance, _ password: String, bus: String? = nil) throws -> ProcessOutput {
+  /// pam-unlock as pam_exec runs it; `waiting` does the background copy's part in this process.
+  static func pamUnlock(_ instance: ProviderInstance, _ password: String, bus: String? = nil, waiting: Bool = true)
+    throws -> ProcessOutput
+  {
     try runProcess(
-      try secretctlPath(), ["pam-unlock", "--bus", bus ?? instance.busAddress],
+      try secretctlPath(), ["pam-unlock", "--bus", bus ?? instance.busAddress] + (waiting ? ["--wait", "5"] : []),
       input: Array(password.utf8) + [0],
       environment: instance.environment.merging(["PAM_USER": userName, "PAM_TYPE": "auth"]) { $1 },
       in: instance.bus.directory)
@@ -79,14 +82,14 @@ struct PamUnlockCommandTests {
     }
   }
 
-  @Test("with no bus yet it returns at once, and a copy unlocks login once the bus is there")
+  @Test("as PAM runs it, it returns at once, and a copy unlocks login once the bus is there")
   func waitsForTheBusInTheBackground() async throws {
     try await withProvider(.secretd, arguments: ["--persistent"]) { instance in
       try Self.lockedWithLoginUnlocker(instance, "login password")
       let socket = try #require(
         instance.busAddress.split(separator: ",").first.map { String($0.dropFirst("unix:path=".count)) })
       let later = instance.bus.directory.appending(path: "bus-later").path
-      let output = try Self.pamUnlock(instance, "login password", bus: "unix:path=\(later)")
+      let output = try Self.pamUnlock(instance, "login password", bus: "unix:path=\(later)", waiting: false)
       #expect(output.status == 0, "\(output.stderrText)")
       #expect(try Self.state(instance) == "locked")
       try FileManager.default.createSymbolicLink(atPath: later, withDestinationPath: socket)

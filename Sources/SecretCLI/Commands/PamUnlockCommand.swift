@@ -1,9 +1,9 @@
 // pam-unlock: the login unlocker's other half. pam_exec (with expose_authtok) runs it as root at
 // each login that gives a password, with the password on stdin and the user in PAM_USER; it
 // becomes that user and opens secretd's persistent collection with the password, when a
-// `login` unlocker holds it. It never holds a login up: when the user's bus is not there yet
-// (the first login, before the user manager starts), a copy of it waits for the bus in the
-// background. Its output goes nowhere under PAM, so it says what it did in the system log.
+// `login` unlocker holds it. It never holds a login up: a copy of it, in the background, waits
+// for the user's bus (at a first login it comes after the user manager starts) and unlocks.
+// Its output goes nowhere under PAM, so it says what it did in the system log.
 import CommandLineSyntax
 import SecretClient
 import SystemCalls
@@ -27,12 +27,13 @@ enum PamUnlockCommand {
       hands it here on stdin, and the user's secretd opens its persistent collection with it,
       if `secretctl unlocker add login` added that password (with no login unlocker it tries
       nothing, so that logins never count as wrong passphrases). Run as root, it becomes the user
-      PAM_USER names first. When the user's bus is not up yet it waits for it in the
-      background, up to \(backgroundWait) seconds, so the login never waits. It sets no
-      passphrase: a collection that has none yet stays as it is. What it did goes to the
-      system log (authpriv).
-      Exit status: 0 unlocked (or nothing to unlock, or left to the background copy), 2 usage
-      error, 3 not unlocked (a login password that is not a login unlocker's among them).
+      PAM_USER names first. The login never waits: a copy of it does the unlocking in the
+      background, after waiting for the user's bus (up to \(backgroundWait) seconds, at a
+      first login); --wait SECONDS does that copy's part here instead. It sets no passphrase: a
+      collection that has none yet stays as it is. What it did goes to the system log
+      (authpriv).
+      Exit status: 0 handed to the copy, unlocked, or nothing to unlock; 2 usage error; 3 not
+      unlocked (with --wait; a login password that is not a login unlocker's among them).
       """,
     options: [bus, wait]
   ) { arguments, console throws(CLIError) in
@@ -48,11 +49,11 @@ enum PamUnlockCommand {
       guard let seconds = Int(text), seconds >= 0 else { throw .usage("--wait takes a number of seconds, such as 60") }
       return seconds
     }
+    // PAM's call hands the work to a copy: Argon2id, a bus still to come, or the wait secretd
+    // puts on an unlock after wrong passphrases (up to 30 s) never hold a login up.
+    guard let waitLimit else { return try waitInBackground(address, password: password, account: account) }
     guard busIsUp(address) || waitForBus(address, seconds: waitLimit) else {
-      guard waitLimit == nil else {
-        throw report(.service("no bus at \(address) after \(waitLimit ?? 0) s: login of \(account.name) stays locked"))
-      }
-      return try waitInBackground(address, password: password, account: account)
+      throw report(.service("no bus at \(address) after \(waitLimit) s: login of \(account.name) stays locked"))
     }
     return try unlock(SecretClient(bus: .address(address)), with: password, account: account)
   }
@@ -126,7 +127,7 @@ enum PamUnlockCommand {
     } catch {
       throw report(.service("cannot start the copy that waits for the bus (\(error)): login stays locked"))
     }
-    SystemLog.write("no bus for \(account.name) yet: login is unlocked once \(address) is up")
+    SystemLog.write("login of \(account.name) is unlocked in the background once \(address) answers")
     return .success
   }
 
