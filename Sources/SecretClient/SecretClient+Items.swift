@@ -101,7 +101,7 @@ extension SecretClient {
 
   /// Creates a new item in `collection`, never replacing one, and returns its object path: for
   /// items no address names, such as a keyring's notes (whose only attribute is `xdg:schema`),
-  /// which ``write(_:attributes:label:in:exactly:)`` would take for one another.
+  /// which `write(_:attributes:label:in:exactly:)` would take for one another.
   public func add(
     _ value: SecretValue, attributes: [String: String], label: String, in collection: CollectionID = .default
   ) throws(SecretError) -> String {
