@@ -74,15 +74,16 @@ package struct FileDescriptor: Hashable, Sendable {
     return try retryingOnInterrupt { Glibc.read(rawValue, base, buffer.count) }
   }
 
-  /// Reads until end of input.
-  package func readAll() throws(Errno) -> [UInt8] {
+  /// Reads until end of input, or until more than `limit` bytes have come (then stops there).
+  package func readAll(limit: Int = .max) throws(Errno) -> [UInt8] {
     var result: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while true {
+    while result.count <= limit {
       let count = try chunk.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try read(into: raw) } }.get()
       if count == 0 { return result }
       result += chunk[0..<count]
     }
+    return result
   }
 
   /// Wraps fsync(2).

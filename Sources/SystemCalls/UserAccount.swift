@@ -13,8 +13,10 @@ package struct UserAccount: Equatable, Sendable {
     var entry = passwd()
     var found: UnsafeMutablePointer<passwd>?
     var buffer = [CChar](repeating: 0, count: 16 * 1024)
-    guard getpwnam_r(name, &entry, &buffer, buffer.count, &found) == 0, found != nil else { return nil }
-    return UserAccount(name: name, user: UserID(rawValue: entry.pw_uid), group: entry.pw_gid)
+    guard getpwnam_r(name, &entry, &buffer, buffer.count, &found) == 0, found != nil, let stored = entry.pw_name
+    else { return nil }
+    // The database's own spelling: a name service may match `name` in another case.
+    return UserAccount(name: String(cString: stored), user: UserID(rawValue: entry.pw_uid), group: entry.pw_gid)
   }
 
   /// Makes this process this user for good: its groups, then its group, then its user, real and

@@ -30,7 +30,7 @@ enum ExportImportCommands {
       labels, attributes, content types and secrets, sealed whole with AES-256-GCM under a key
       Argon2id derives from a passphrase, asked twice on the terminal with echo off or read
       from stdin with --password-stdin. Only Argon2id's costs are readable without it. FILE
-      must not exist yet; it is written with mode 0600. `secretctl import FILE` reads it
+      is made new, with mode 0600: an existing file is never replaced. `secretctl import FILE` reads it
       back, into any provider, on any machine. The collection must be unlocked.
       Exit status: 0 written, 1 no such collection, 2 usage error, 3 Secret Service error.
       """,
@@ -46,9 +46,7 @@ enum ExportImportCommands {
     do throws(SealingError) { sealed = try ExportFile.seal(items, passphrase: passphrase) } catch {
       throw .service("cannot seal the export: \(error); nothing was written")
     }
-    do throws(AtomicWriteError) { try Files.replace(path, with: sealed, permissions: .ownerReadWrite) } catch {
-      throw .service("cannot write \(path.visible): \(error)")
-    }
+    try writeNew(path, sealed)
     console.report("exported \(count(items.count)) from \(target) to \(path)")
     return .success
   }
@@ -62,7 +60,7 @@ enum ExportImportCommands {
       collection (the default one unless --collection says): the same label, attributes,
       content type and secret. An item whose attributes name one already there replaces it,
       so importing twice leaves one of each; an item that no attribute names (a note, with only
-      its schema) is added beside the others each time.
+      its schema), or a second one named alike, is added beside the others each time.
       Exit status: 0 imported, 1 no such collection or file, 2 usage error (a wrong passphrase among
       them), 3 Secret Service error.
       """,
@@ -82,14 +80,22 @@ enum ExportImportCommands {
     }
     let target = CollectionID(arguments.option(collection.long) ?? "default")
     let client = console.client()
-    for item in items {
-      try service(client) { () throws(SecretError) in
-        // An item no address names (a note: only its schema) is added, or one would replace another.
-        if AddressRule.address(of: item.attributes).isEmpty {
+    var written = Set<[String: String]>()
+    for (index, item) in items.enumerated() {
+      let address = AddressRule.address(of: item.attributes)
+      // An item no address names (a note: only its schema), or a second one named alike (which
+      // a provider may hold), is added: written by address, it would replace the one before.
+      let adds = address.isEmpty || written.contains(address)
+      written.insert(address)
+      do throws(SecretError) {
+        if adds {
           _ = try client.add(item.value, attributes: item.attributes, label: item.label, in: target)
         } else {
           try client.write(item.value, attributes: item.attributes, label: item.label, in: target, exactly: true)
         }
+      } catch {
+        let done = CLIError(error)
+        throw CLIError(status: done.status, "\(done.message) (after \(count(index)) of \(items.count) were imported)")
       }
     }
     console.report("imported \(count(items.count)) into \(target)")
@@ -120,14 +126,41 @@ enum ExportImportCommands {
     }
   }
 
+  /// Writes `bytes` to a file made now at `path` (never one that exists by then), mode 0600,
+  /// synced before it is reported written.
+  private static func writeNew(_ path: String, _ bytes: [UInt8]) throws(CLIError) {
+    let file: FileDescriptor
+    do throws(Errno) {
+      file = try FileDescriptor.open(
+        path, .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite)
+    } catch {
+      throw .usage("cannot create \(path.visible) (\(error)): export writes a new file only; nothing was written")
+    }
+    defer { file.close() }
+    do throws(Errno) {
+      try bytes.withRawBytes { (raw) throws(Errno) in try file.writeAll(raw) }
+      try file.sync()
+    } catch {
+      try? Files.remove(path)
+      throw .service("cannot write \(path.visible): \(error); nothing was written")
+    }
+  }
+
   private static func readFile(_ path: String, _ arguments: ParsedArguments, _ console: Console) throws(CLIError)
     -> [ExportedItem]
   {
-    let read: [UInt8]?
-    do throws(FileCallError) { read = try Files.read(path) } catch {
+    let file: FileDescriptor
+    do throws(Errno) { file = try FileDescriptor.open(path, .readOnly) } catch .noSuchFile {
+      throw .notFound("no file \(path.visible)")
+    } catch {
       throw .usage("cannot read \(path.visible): \(error)")
     }
-    guard let bytes = read else { throw .notFound("no file \(path.visible)") }
+    defer { file.close() }
+    // Read no further than an export can be: a FIFO or a device never fills memory.
+    let bytes: [UInt8]
+    do throws(Errno) { bytes = try file.readAll(limit: largestFile) } catch {
+      throw .usage("cannot read \(path.visible): \(error)")
+    }
     guard bytes.count <= largestFile else { throw .usage("\(path.visible) is too large to be an export") }
     let passphrase = try CollectionCommands.readPassphrase(
       arguments, console: console, creating: false, prompt: "Passphrase for \(path): ")

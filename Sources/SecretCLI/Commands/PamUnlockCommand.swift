@@ -46,16 +46,20 @@ enum PamUnlockCommand {
     }
     let address = arguments.option(bus.long) ?? "unix:path=/run/user/\(account.user)/bus"
     let waitLimit = try arguments.option(wait.long).map { (text) throws(CLIError) -> Int in
-      guard let seconds = Int(text), seconds >= 0 else { throw .usage("--wait takes a number of seconds, such as 60") }
+      guard let seconds = Int(text), (0...3600).contains(seconds) else {
+        throw .usage("--wait takes a number of seconds up to 3600, such as 60")
+      }
       return seconds
     }
     // PAM's call hands the work to a copy: Argon2id, a bus still to come, or the wait secretd
     // puts on an unlock after wrong passphrases (up to 30 s) never hold a login up.
     guard let waitLimit else { return try waitInBackground(address, password: password, account: account) }
     guard busIsUp(address) || waitForBus(address, seconds: waitLimit) else {
-      throw report(.service("no bus at \(address) after \(waitLimit) s: login of \(account.name) stays locked"))
+      throw report(.service("no bus at \(address.visible) after \(waitLimit) s: login of \(account.name) stays locked"))
     }
-    return try unlock(SecretClient(bus: .address(address)), with: password, account: account)
+    // The well-known name, whatever the PAM environment says: the password goes to secretd only.
+    let client = SecretClient(bus: .address(address), busName: "org.freedesktop.secrets")
+    return try unlock(client, with: password, account: account)
   }
 
   /// The user PAM names, who must be this process's own unless it runs as root.
@@ -85,7 +89,15 @@ enum PamUnlockCommand {
     throws(CLIError) -> ExitStatus
   {
     let state: String?
-    do throws(SecretError) { state = try client.providerStore()?.sealedState } catch {
+    do throws(SecretError) {
+      // A login password is worth more than the secrets: it goes to secretd's program alone (the
+      // trust check on the call itself then holds it to this user).
+      guard try client.provider().isSecretd else {
+        SystemLog.write("the Secret Service of \(account.name) is not secretd: nothing to unlock")
+        return .success
+      }
+      state = try client.providerStore()?.sealedState
+    } catch {
       throw report(.service("cannot reach secretd of \(account.name) (\(error)): login stays locked"))
     }
     guard state == "locked" else {
@@ -109,25 +121,29 @@ enum PamUnlockCommand {
   }
 
   /// Starts a copy of this program, in a session of its own, that waits for the bus; hands it
-  /// the password through a pipe.
+  /// the password through a pipe, written whole (a pipe holds far more than PAM's 512 bytes)
+  /// and closed before the copy starts, so that nothing here waits on it or dies with it.
   private static func waitInBackground(_ address: String, password: SecretBytes, account: UserAccount)
     throws(CLIError) -> ExitStatus
   {
     guard let program = currentExecutablePath() else { throw report(.service("cannot find this program to wait")) }
     do throws(Errno) {
       let pipe = try FileDescriptor.pipe()
+      defer { pipe.read.close() }
+      let written = Result { () throws(Errno) in
+        try password.withUnsafeBytes { (bytes) throws(Errno) in try pipe.write.writeAll(bytes) }
+      }
+      pipe.write.close()
+      try written.get()
       let nowhere = try FileDescriptor.open("/dev/null", .readWrite)
       defer { nowhere.close() }
       _ = try launch(
         program, arguments: ["secretctl", "pam-unlock", "--bus", address, "--wait", "\(backgroundWait)"],
         streams: LaunchedStreams(input: pipe.read, output: nowhere, error: nowhere), newSession: true)
-      pipe.read.close()
-      defer { pipe.write.close() }
-      try password.withUnsafeBytes { (bytes) throws(Errno) in try pipe.write.writeAll(bytes) }
     } catch {
       throw report(.service("cannot start the copy that waits for the bus (\(error)): login stays locked"))
     }
-    SystemLog.write("login of \(account.name) is unlocked in the background once \(address) answers")
+    SystemLog.write("login of \(account.name) is unlocked in the background once \(address.visible) answers")
     return .success
   }
 

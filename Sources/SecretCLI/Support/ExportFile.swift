@@ -64,7 +64,11 @@ enum ExportFile {
     else { throw .malformed("the header ends early") }
     let parameters = Argon2Parameters(
       iterations: iterations, memoryKiB: memory, parallelism: parallelism, salt: Array(salt))
-    guard parameters.isPlausible else { throw .malformed("implausible Argon2id costs") }
+    // Checked before any work: a file from someone else must not make this process spend
+    // gigabytes or minutes (export writes 64 MiB, 3 passes).
+    guard parameters.isPlausible, parameters.memoryKiB <= 1024 * 1024, parameters.iterations <= 16 else {
+      throw .malformed("Argon2id costs beyond what an export uses")
+    }
     let opened: SecretBytes
     do throws(SealingError) {
       let key = try DataKey.derived(from: passphrase, parameters)
