@@ -17,7 +17,7 @@ extension DaemonObject {
       guard let value = arguments.child(1),
         let copied = value.withBytes({ SecretBytes(lockedCopying: $0) }), let passphrase = copied
       else { throw .noMemory("no locked memory for the passphrase (RLIMIT_MEMLOCK)") }
-      new = kind == UnlockerKind.login.name ? .loginPassword(passphrase) : .passphrase(passphrase)
+      new = .passphrase(passphrase, kind: kind == UnlockerKind.login.name ? .login : .passphrase)
     case UnlockerKind.tpm2.name:
       guard arguments.child(1)?.withBytes({ $0.isEmpty }) == true else {
         throw .invalidArgs("a TPM unlocker takes no passphrase")

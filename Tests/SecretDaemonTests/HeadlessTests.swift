@@ -18,7 +18,8 @@ struct HeadlessTests {
     printf 'protocol=https\\nhost=example.com\\n\\n' | "$GIT_HELPER" get | grep password=
     """
 
-  /// A scratch runtime folder and home, and an environment with no bus in it.
+  /// A scratch runtime folder and home, and an environment with no bus in it: the only buses
+  /// these tests reach are the private ones `secretd run` and `secretd --agent` start.
   static func scratch() throws -> (folder: URL, environment: [String: String]) {
     let folder = FileManager.default.temporaryDirectory.appending(path: "headless-\(UUID().uuidString.prefix(8))")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

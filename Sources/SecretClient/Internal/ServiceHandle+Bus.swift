@@ -35,14 +35,16 @@ extension ServiceHandle {
   }
 
   /// Calls a method of the provider's object at `path` (of the provider with the unique name
-  /// `destination`, when given); errors name `about`, or the path.
+  /// `destination`, when given), waiting `timeout` milliseconds at most (-1: GDBus's 25 s);
+  /// errors name `about`, or the path, unless `refusal` reads them itself.
   func callObject(
     _ path: String, _ interface: String, _ method: String, _ arguments: DBusValue, replyType: String,
-    destination: String? = nil, about: String? = nil
+    destination: String? = nil, about: String? = nil, timeout: Int32 = -1,
+    refusal: ((GLibError) -> SecretError)? = nil
   ) throws(SecretError) -> Variant {
     try callMethod(
       destination: destination ?? busName, path, interface, method, arguments, replyType: replyType,
-      about: about ?? path)
+      about: about ?? path, timeout: timeout, refusal: refusal)
   }
 
   /// Calls a method of the bus daemon itself with one string argument.
@@ -54,14 +56,17 @@ extension ServiceHandle {
 
   private func callMethod(
     destination: String, _ path: String, _ interface: String, _ method: String, _ arguments: DBusValue,
-    replyType: String, about object: String
+    replyType: String, about object: String, timeout: Int32 = -1, refusal: ((GLibError) -> SecretError)? = nil
   ) throws(SecretError) -> Variant {
+    var error: UnsafeMutablePointer<GError>?
     let reply = try withVariantType(replyType) { (type) throws(SecretError) in
-      try call(object: object) { error in
-        g_dbus_connection_call_sync(
-          connection, destination, path, interface, method, arguments.makeFloating(), type, G_DBUS_CALL_FLAGS_NONE,
-          -1, nil, &error)
-      }
+      g_dbus_connection_call_sync(
+        connection, destination, path, interface, method, arguments.makeFloating(), type, G_DBUS_CALL_FLAGS_NONE,
+        timeout, nil, &error)
+    }
+    guard let reply, error == nil else {
+      let failure = GLibError(consuming: error)
+      throw refusal?(failure) ?? SecretError(failure, busName: busName, object: object)
     }
     return Variant(adopting: reply)
   }

@@ -2,7 +2,6 @@
 // of its store, and its persistent collection's passphrase and unlockers; other providers have
 // none. A passphrase, and every change of what opens the collection, goes to the unique name the
 // bus says runs as this user, as secrets do: never to whoever owns the well-known name.
-import CLibSecret
 import GLibBridge
 import SecretMemory
 
@@ -48,10 +47,7 @@ extension ServiceHandle {
   /// Adds an unlocker of `kind` (`passphrase` or `login`, with `passphrase`; `tpm`, with none);
   /// its number.
   func addUnlocker(kind: String, passphrase: SecretBytes?) throws(SecretError) -> UInt32 {
-    guard let passphrase else {
-      return try callSecretd("AddUnlocker", .tuple([.string(kind), .bytes([])]), replyType: "(u)").child(0)?.uint32 ?? 0
-    }
-    let reply = try passphrase.withUnsafeBytes { (bytes) throws(SecretError) in
+    let reply = try (passphrase ?? SecretBytes()).withUnsafeBytes { (bytes) throws(SecretError) in
       try callSecretd("AddUnlocker", .tuple([.string(kind), .copyingBytes(bytes)]), replyType: "(u)")
     }
     return reply.child(0)?.uint32 ?? 0
@@ -74,19 +70,13 @@ extension ServiceHandle {
 
   /// Calls `method` of secretd's interface on the trusted provider; errors name `about`, and a
   /// provider without the interface is said not to be secretd.
-  /// Wraps g_dbus_connection_call_sync.
   private func callSecretd(
     _ method: String, _ arguments: DBusValue, replyType: String, about: String = sealedCollection
   ) throws(SecretError) -> Variant {
-    let provider = try trustedProvider()
-    var error: UnsafeMutablePointer<GError>?
-    let reply = try withVariantType(replyType) { (type) throws(SecretError) in
-      g_dbus_connection_call_sync(
-        connection, provider, Self.servicePath, Self.secretdInterface, method, arguments.makeFloating(), type,
-        G_DBUS_CALL_FLAGS_NONE, Self.sealedCallTimeout, nil, &error)
-    }
-    guard let reply, error == nil else { throw refusal(GLibError(consuming: error), about: about) }
-    return Variant(adopting: reply)
+    try callObject(
+      Self.servicePath, Self.secretdInterface, method, arguments, replyType: replyType,
+      destination: try trustedProvider(), about: about, timeout: Self.sealedCallTimeout,
+      refusal: { self.refusal($0, about: about) })
   }
 
   /// secretd's refusal, in its own words (it says what changed nothing and what to do), but a

@@ -8,9 +8,9 @@ import SystemCalls
 extension SealedCollection {
   /// What a new unlocker is made from.
   enum NewUnlocker {
-    case passphrase(SecretBytes)
-    /// The user's login password, which PAM hands `secretctl pam-unlock` at login.
-    case loginPassword(SecretBytes)
+    /// A passphrase, of kind `.passphrase` or `.login` (the user's login password, which PAM
+    /// hands `secretctl pam-unlock` at login).
+    case passphrase(SecretBytes, kind: UnlockerKind)
     /// The TPM a TCTI configuration names (nil: tpm2-tss's default).
     case tpm(tcti: String?)
   }
@@ -31,17 +31,12 @@ extension SealedCollection {
   /// Argon2id or the TPM runs outside the store's lock (the TPM's calls block this thread, one
   /// of secretd's own).
   func addUnlocker(_ new: NewUnlocker, storeLock: ReadWriteLock) throws(UnlockerChangeError) -> UInt32 {
-    switch new {
-    case .passphrase(let passphrase), .loginPassword(let passphrase):
-      if passphrase.count == 0 { throw .emptyPassphrase }
-    case .tpm: break
-    }
+    if case .passphrase(let passphrase, _) = new, passphrase.count == 0 { throw .emptyPassphrase }
     guard let dataKey = storeLock.reading({ key }) else { throw .locked }
     return try changeKeyFile { (file) throws(KeyFileError) -> UInt32 in
       switch new {
-      case .passphrase(let passphrase): try file.addPassphrase(passphrase, for: dataKey, parameters: parameters)
-      case .loginPassword(let password):
-        try file.addPassphrase(password, kind: .login, for: dataKey, parameters: parameters)
+      case .passphrase(let passphrase, let kind):
+        try file.addPassphrase(passphrase, kind: kind, for: dataKey, parameters: parameters)
       case .tpm(let tcti): try file.addTPM(for: dataKey, tcti: tcti)
       }
     }
