@@ -21,28 +21,27 @@ struct CollectionObject: BusObject {
   static let declaration = InterfaceDeclaration<CollectionObject>(
     Interfaces.collection,
     methods: [
-      Method("Delete", out: [Argument("prompt", "o")], access: .write) { collection, _, _ throws(DBusError) in
-        try collection.delete()
-      },
+      Method("Delete", out: [Argument("prompt", "o")], access: .write) { collection, _ in try collection.delete() },
       Method(
-        "SearchItems", in: [Argument("attributes", "a{ss}")], out: [Argument("results", "ao")], access: .read,
+        "SearchItems", in: Input("attributes", .stringDictionary), out: [Argument("results", "ao")], access: .read,
         cost: .boundedWhen { daemon, _, arguments in daemon.isSmallSearch(arguments.child(0)) }
-      ) { collection, arguments, _ throws(DBusError) in try collection.searchItems(arguments) },
+      ) { collection, _, attributes in try collection.searchItems(attributes) },
       Method(
-        "CreateItem", in: [Argument("properties", "a{sv}"), Argument("secret", "(oayays)"), Argument("replace", "b")],
-        out: [Argument("item", "o"), Argument("prompt", "o")], access: .write
-      ) { collection, arguments, context throws(DBusError) in try collection.createItem(arguments, context: context) },
+        "CreateItem", in: Input("properties", .variantDictionary), Input("secret", .secret),
+        Input("replace", .boolean), out: [Argument("item", "o"), Argument("prompt", "o")], access: .write
+      ) { collection, context, properties, secret, replace in
+        try collection.createItem(properties, secret: secret, replace: replace, context: context)
+      },
     ],
     properties: [
-      Property("Items", "ao", isBounded: false) { collection throws(DBusError) in collection.items() },
+      Property("Items", "ao", isBounded: false) { collection in collection.items() },
       Property(
-        "Label", "s", get: { collection throws(DBusError) in .string(try collection.stored().label) },
-        set: { collection, value throws(DBusError) in try collection.setLabel(value) }),
-      Property("Locked", "b") { collection throws(DBusError) in .boolean(try collection.stored().locked) },
-      Property("Created", "t") { collection throws(DBusError) in .uint64(try collection.stored().created) },
-      Property("Modified", "t") { collection throws(DBusError) in .uint64(try collection.stored().modified) },
-    ],
-    signals: ["ItemCreated", "ItemDeleted", "ItemChanged"].map { SignalDeclaration($0, [Argument("item", "o")]) })
+        "Label", .string, get: { collection in .string(try collection.stored().label) },
+        set: { collection, label in try collection.daemon.store.setCollectionLabel(collection.name, label) }),
+      Property("Locked", "b") { collection in .boolean(try collection.stored().locked) },
+      Property("Created", "t") { collection in .uint64(try collection.stored().created) },
+      Property("Modified", "t") { collection in .uint64(try collection.stored().modified) },
+    ])
 
   private func stored() throws(DBusError) -> StoredCollection {
     guard let collection = daemon.store.collections[name] else { throw .noObject(path) }
@@ -54,44 +53,32 @@ struct CollectionObject: BusObject {
     return .objectPaths(numbers.map { ObjectPaths.item(ItemReference(collection: name, item: $0)) })
   }
 
-  private func setLabel(_ value: Variant) throws(DBusError) {
-    guard let label = value.string, value.isOfType("s") else { throw .invalidArgs("Label is a string") }
-    do throws(StoreError) { try daemon.store.setCollectionLabel(name, label) } catch { throw DBusError(error) }
-  }
-
   /// Delete() -> (o prompt)
-  private func delete() throws(DBusError) -> DBusValue {
-    do throws(StoreError) { try daemon.store.deleteCollection(name) } catch { throw DBusError(error) }
+  private func delete() throws -> DBusValue {
+    try daemon.store.deleteCollection(name)
     Log.info("collection \(path) deleted")
     return .tuple([.objectPath(ObjectPaths.none)])
   }
 
   /// SearchItems(a{ss}) -> (ao results)
-  private func searchItems(_ arguments: Variant) throws(DBusError) -> DBusValue {
-    guard let attributes = arguments.child(0)?.stringDictionary else { throw .invalidArgs("SearchItems takes (a{ss})") }
-    do throws(StoreError) { try daemon.store.checkQuery(attributes) } catch { throw DBusError(error) }
+  private func searchItems(_ attributes: [String: String]) throws -> DBusValue {
+    try daemon.store.checkQuery(attributes)
     let found = try stored().search(attributes, now: daemon.store.now)
     return .tuple([.objectPaths(found.map { ObjectPaths.item(ItemReference(collection: name, item: $0)) })])
   }
 
   /// CreateItem(a{sv} properties, (oayays) secret, b replace) -> (o item, o prompt)
-  private func createItem(_ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
-    guard let properties = arguments.child(0)?.variantDictionary, let replace = arguments.child(2)?.boolean else {
-      throw .invalidArgs("CreateItem takes (a{sv}(oayays)b)")
-    }
+  private func createItem(
+    _ properties: [String: Variant], secret: Variant, replace: Bool, context: CallContext
+  ) throws -> DBusValue {
     let item = try ItemProperties(properties)
-    let (secret, contentType) = try SecretWireFormat.read(arguments.child(1), daemon: daemon, context: context)
-    do throws(StoreError) {
-      let result = try daemon.store.createItem(
-        in: name, label: item.label ?? "", attributes: item.attributes ?? [:], type: item.type ?? "",
-        contentType: contentType, secret: secret, replace: replace)
-      return .tuple([
-        .objectPath(ObjectPaths.item(ItemReference(collection: name, item: result.item))),
-        .objectPath(ObjectPaths.none),
-      ])
-    } catch {
-      throw DBusError(error)
-    }
+    let (secret, contentType) = try SecretWireFormat.read(secret, daemon: daemon, context: context)
+    let result = try daemon.store.createItem(
+      in: name, label: item.label ?? "", attributes: item.attributes ?? [:], type: item.type ?? "",
+      contentType: contentType, secret: secret, replace: replace)
+    return .tuple([
+      .objectPath(ObjectPaths.item(ItemReference(collection: name, item: result.item))), .objectPath(ObjectPaths.none),
+    ])
   }
 }
 

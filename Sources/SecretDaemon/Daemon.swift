@@ -145,13 +145,10 @@ package final class Daemon: @unchecked Sendable {
   }
 
   /// Checks an `ao` argument and its length before any work is done for it.
-  func boundedPaths(_ argument: Variant?) throws(DBusError) -> [String] {
-    guard let argument, argument.isOfType("ao") else { throw .invalidArgs("expected object paths (ao)") }
+  func boundedPaths(_ list: PathList) throws(StoreError) -> [String] {
     let limit = configuration.limits.maxPathsPerCall
-    guard argument.childCount <= limit else {
-      throw DBusError(StoreError.limitExceeded(.pathsPerCall, actual: argument.childCount, maximum: limit))
-    }
-    return argument.objectPaths ?? []
+    guard list.count <= limit else { throw .limitExceeded(.pathsPerCall, actual: list.count, maximum: limit) }
+    return list.paths
   }
 
   // MARK: Plain secrets

@@ -7,24 +7,20 @@ extension DaemonObject {
   /// AddUnlocker(s kind, ay passphrase) -> (u number): `passphrase` (the passphrase given, copied
   /// into locked memory and never logged), `login` (the same, the user's login password) or `tpm`
   /// (the TPM secretd --tcti names, the passphrase empty). Needs `login` unlocked.
-  func addUnlocker(_ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
+  func addUnlocker(kind: String, passphrase value: Variant, context: CallContext) throws -> DBusValue {
     let sealed = try sealedCollection()
     let new: SealedCollection.NewUnlocker
-    let kind = arguments.child(0)?.string
     switch kind {
     case UnlockerKind.passphrase.name, UnlockerKind.login.name:
       context.receivedPlainSecret = true
-      guard let value = arguments.child(1),
-        let copied = value.withBytes({ SecretBytes(lockedCopying: $0) }), let passphrase = copied
-      else { throw .noMemory("no locked memory for the passphrase (RLIMIT_MEMLOCK)") }
-      new = .passphrase(passphrase, kind: kind == UnlockerKind.login.name ? .login : .passphrase)
+      new = .passphrase(try Self.lockedCopy(of: value), kind: kind == UnlockerKind.login.name ? .login : .passphrase)
     case UnlockerKind.tpm2.name:
-      guard arguments.child(1)?.withBytes({ $0.isEmpty }) == true else {
-        throw .invalidArgs("a TPM unlocker takes no passphrase")
+      guard value.withBytes({ $0.isEmpty }) == true else {
+        throw DBusError.invalidArgs("a TPM unlocker takes no passphrase")
       }
       new = .tpm(tcti: daemon.configuration.tcti)
-    case let other:
-      throw .invalidArgs("no unlocker of kind '\(other ?? "")': passphrase, login or tpm")
+    default:
+      throw DBusError.invalidArgs("no unlocker of kind '\(kind)': passphrase, login or tpm")
     }
     let number: UInt32
     do throws(SealedCollection.UnlockerChangeError) {
@@ -32,12 +28,12 @@ extension DaemonObject {
     } catch {
       throw DBusError(error, doing: "no unlocker was added")
     }
-    Log.info("unlocker \(number) (\(arguments.child(0)?.string ?? "")) added to \(SealedCollection.name)")
+    Log.info("unlocker \(number) (\(kind)) added to \(SealedCollection.name)")
     return .tuple([.uint32(number)])
   }
 
   /// ListUnlockers() -> (a(us) unlockers): each unlocker's number and kind, in the order added.
-  func listUnlockers() throws(DBusError) -> DBusValue {
+  func listUnlockers() throws -> DBusValue {
     let sealed = try sealedCollection()
     let unlockers: [Unlocker]
     do throws(SealedCollection.UnlockerChangeError) { unlockers = try sealed.unlockers() } catch {
@@ -49,9 +45,8 @@ extension DaemonObject {
   }
 
   /// RemoveUnlocker(u number): refused for the last unlocker, and while `login` is locked.
-  func removeUnlocker(_ arguments: Variant) throws(DBusError) -> DBusValue {
+  func removeUnlocker(number: UInt32) throws -> DBusValue {
     let sealed = try sealedCollection()
-    guard let number = arguments.child(0)?.uint32 else { throw .invalidArgs("expected an unlocker's number (u)") }
     do throws(SealedCollection.UnlockerChangeError) {
       try sealed.removeUnlocker(number: number, storeLock: daemon.storeLock)
     } catch {
@@ -61,11 +56,19 @@ extension DaemonObject {
     return .tuple([])
   }
 
-  private func sealedCollection() throws(DBusError) -> SealedCollection {
+  func sealedCollection() throws(DBusError) -> SealedCollection {
     guard let sealed = daemon.keeper.sealed else {
       throw .notSupported("secretd runs without --persistent: no collection is sealed on disk")
     }
     return sealed
+  }
+
+  /// A passphrase sent as `ay`, copied into locked memory (wiped when let go).
+  static func lockedCopy(of value: Variant) throws(DBusError) -> SecretBytes {
+    guard let copied = value.withBytes({ SecretBytes(lockedCopying: $0) }), let passphrase = copied else {
+      throw .noMemory("no locked memory for the passphrase (RLIMIT_MEMLOCK)")
+    }
+    return passphrase
   }
 }
 

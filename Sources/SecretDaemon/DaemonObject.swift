@@ -16,55 +16,51 @@ struct DaemonObject: BusObject {
   static let declaration = InterfaceDeclaration<DaemonObject>(
     Interfaces.secretd,
     methods: [
-      Method("DiscardRejectedStores", access: .write) { object, _, _ throws(DBusError) in
+      Method("DiscardRejectedStores", access: .write) { object, _ in
         object.daemon.keeper.discardRejected()
         Log.info("the stores refused at start were discarded, as a client asked")
         return .tuple([])
       },
       // The Argon2id derivation runs outside the store's lock; the loading takes its write lock.
       Method(
-        "UnlockWithPassphrase", in: [Argument("passphrase", "ay")], out: [Argument("created", "b")], access: .none,
+        "UnlockWithPassphrase", in: Input("passphrase", .byteArray), out: [Argument("created", "b")], access: .none,
         cost: .unbounded
-      ) { object, arguments, context throws(DBusError) in
-        try object.unlockWithPassphrase(arguments, context: context)
-      },
+      ) { object, context, passphrase in try object.unlock(withPassphrase: passphrase, context: context) },
       // Argon2id or the TPM runs outside the store's lock; the key file changes one at a time.
       Method(
-        "AddUnlocker", in: [Argument("kind", "s"), Argument("passphrase", "ay")], out: [Argument("number", "u")],
+        "AddUnlocker", in: Input("kind", .string), Input("passphrase", .byteArray), out: [Argument("number", "u")],
         access: .none, cost: .unbounded
-      ) { object, arguments, context throws(DBusError) in
-        try object.addUnlocker(arguments, context: context)
+      ) { object, context, kind, passphrase in
+        try object.addUnlocker(kind: kind, passphrase: passphrase, context: context)
       },
-      Method("ListUnlockers", out: [Argument("unlockers", "a(us)")], access: .none, cost: .unbounded) {
-        object, _, _ throws(DBusError) in
+      Method("ListUnlockers", out: [Argument("unlockers", "a(us)")], access: .none, cost: .unbounded) { object, _ in
         try object.listUnlockers()
       },
-      Method("RemoveUnlocker", in: [Argument("number", "u")], access: .none, cost: .unbounded) {
-        object, arguments, _ throws(DBusError) in
-        try object.removeUnlocker(arguments)
+      Method("RemoveUnlocker", in: Input("number", .uint32), access: .none, cost: .unbounded) { object, _, number in
+        try object.removeUnlocker(number: number)
       },
     ],
     properties: [
-      Property("StoreMemory", "s") { object throws(DBusError) in
+      Property("StoreMemory", "s") { object in
         .string(object.daemon.store.arena.memory.kind.rawValue)
       },
-      Property("MemoryBudget", "t") { object throws(DBusError) in
+      Property("MemoryBudget", "t") { object in
         .uint64(UInt64(object.daemon.store.limits.maxMemory))
       },
-      Property("MemoryUsed", "t") { object throws(DBusError) in .uint64(UInt64(object.daemon.store.usedBytes)) },
-      Property("MaxSecretSize", "t") { object throws(DBusError) in
+      Property("MemoryUsed", "t") { object in .uint64(UInt64(object.daemon.store.usedBytes)) },
+      Property("MaxSecretSize", "t") { object in
         .uint64(UInt64(object.daemon.store.limits.maxSecretSize))
       },
-      Property("StoreKept", "b") { object throws(DBusError) in .boolean(object.daemon.keeper.isKept) },
-      Property("RejectedStores", "as") { object throws(DBusError) in
+      Property("StoreKept", "b") { object in .boolean(object.daemon.keeper.isKept) },
+      Property("RejectedStores", "as") { object in
         let keeper = object.daemon.keeper
         return .array(elementType: "s", (keeper.rejections + (keeper.sealed?.rejectedLogs ?? [])).map { .string($0) })
       },
-      Property("SealedCollection", "o") { object throws(DBusError) in
+      Property("SealedCollection", "o") { object in
         .objectPath(
           object.daemon.keeper.sealed == nil ? ObjectPaths.none : ObjectPaths.collection(SealedCollection.name))
       },
-      Property("SealedState", "s") { object throws(DBusError) in
+      Property("SealedState", "s") { object in
         .string(object.daemon.keeper.sealed?.state(in: object.daemon.store) ?? "off")
       },
     ])
@@ -72,20 +68,16 @@ struct DaemonObject: BusObject {
   /// UnlockWithPassphrase(ay passphrase) -> (b created): unlocks the persistent collection, or
   /// makes its key with this passphrase when it has none. The passphrase is copied into locked
   /// memory, wiped when done, and never logged; the bus reader's buffer is scrubbed after.
-  private func unlockWithPassphrase(_ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
-    guard let sealed = daemon.keeper.sealed else {
-      throw .notSupported("secretd runs without --persistent: no collection is sealed on disk")
-    }
+  private func unlock(withPassphrase value: Variant, context: CallContext) throws -> DBusValue {
+    let sealed = try sealedCollection()
     context.receivedPlainSecret = true
-    guard let value = arguments.child(0),
-      let copied = value.withBytes({ SecretBytes(lockedCopying: $0) }), let passphrase = copied
-    else { throw .noMemory("no locked memory for the passphrase (RLIMIT_MEMLOCK)") }
+    let passphrase = try Self.lockedCopy(of: value)
     let created: Bool
     do throws(UnlockError) {
       created = try sealed.unlock(passphrase: passphrase, store: daemon.store, storeLock: daemon.storeLock)
     } catch {
       if error == .wrongPassphrase { Log.warning("a wrong passphrase for \(SealedCollection.name) was refused") }
-      throw DBusError(error)
+      throw error
     }
     daemon.announceChanges()
     daemon.completeUnlockPrompts()

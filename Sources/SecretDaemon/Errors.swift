@@ -7,6 +7,43 @@ struct DBusError: Error, Equatable {
   let message: String
 }
 
+/// An error a client is told as a D-Bus error. Handlers throw their areas' errors as they come;
+/// the declarations turn them into replies here (``DBusError/reporting(_:)``).
+protocol BusReportable: Error {
+  var busError: DBusError { get }
+}
+
+extension DBusError: BusReportable {
+  var busError: DBusError { self }
+
+  /// What `body` returns, or what it throws as a D-Bus error.
+  static func reporting<Value>(_ body: () throws -> Value) throws(DBusError) -> Value {
+    do {
+      return try body()
+    } catch let error as any BusReportable {
+      throw error.busError
+    } catch {
+      throw .failed("secretd could not answer: \(error)")
+    }
+  }
+}
+
+extension StoreError: BusReportable {
+  var busError: DBusError { DBusError(self) }
+}
+
+extension UnlockError: BusReportable {
+  var busError: DBusError { DBusError(self) }
+}
+
+extension CryptoError: BusReportable {
+  var busError: DBusError { DBusError(self) }
+}
+
+extension SessionError: BusReportable {
+  var busError: DBusError { DBusError(self) }
+}
+
 extension DBusError {
   static func isLocked(_ message: String) -> DBusError {
     DBusError(name: "org.freedesktop.Secret.Error.IsLocked", message: message)
@@ -125,7 +162,8 @@ extension DBusError {
       self = .notSupported(
         "algorithm '\(algorithm)' is not supported; use plain or dh-ietf1024-sha256-aes128-cbc-pkcs7")
     case .invalidInput(let message): self = .invalidArgs(message)
-    case .noSession(let path): self = .noSession("no open session \(path) for this connection")
+    case .noSession(let number):
+      self = .noSession("no open session \(ObjectPaths.session(number)) for this connection")
     case .tooManySessions(let total, let owned):
       self = .limitsExceeded(
         "secretd keeps at most \(total) open sessions of all clients (\(Limit.allSessions.flag)), and this "

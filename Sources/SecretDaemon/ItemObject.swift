@@ -22,42 +22,37 @@ struct ItemObject: BusObject {
   static let declaration = InterfaceDeclaration<ItemObject>(
     Interfaces.item,
     methods: [
-      Method("Delete", out: [Argument("Prompt", "o")], access: .write) { item, _, _ throws(DBusError) in
-        try item.delete()
-      },
+      Method("Delete", out: [Argument("Prompt", "o")], access: .write) { item, _ in try item.delete() },
       Method(
-        "GetSecret", in: [Argument("session", "o")], out: [Argument("secret", "(oayays)")], access: .read,
+        "GetSecret", in: Input("session", .objectPath), out: [Argument("secret", "(oayays)")], access: .read,
         cost: .boundedWhen { daemon, path, _ in daemon.isSmallSecret(at: path) }
-      ) { item, arguments, context throws(DBusError) in try item.getSecret(arguments, caller: context.sender) },
-      Method("SetSecret", in: [Argument("secret", "(oayays)")], access: .write) {
-        item, arguments, context throws(DBusError) in try item.setSecret(arguments, context: context)
+      ) { item, context, session in try item.getSecret(session: session, caller: context.sender) },
+      Method("SetSecret", in: Input("secret", .secret), access: .write) { item, context, secret in
+        try item.setSecret(secret, context: context)
       },
     ],
     properties: [
-      Property("Locked", "b") { item throws(DBusError) in
+      Property("Locked", "b") { item in
         _ = try item.stored()
         return .boolean(item.daemon.store.collections[item.reference.collection]?.locked ?? false)
       },
       Property(
-        "Attributes", "a{ss}", get: { item throws(DBusError) in .stringDictionary(try item.stored().attributes) },
-        set: { item, value throws(DBusError) in
-          guard let attributes = value.stringDictionary else { throw .invalidArgs("Attributes is a{ss}") }
+        "Attributes", .stringDictionary, get: { item in .stringDictionary(try item.stored().attributes) },
+        set: { item, attributes in
           try item.change { store, reference throws(StoreError) in try store.setAttributes(reference, attributes) }
         }),
       Property(
-        "Label", "s", get: { item throws(DBusError) in .string(try item.stored().label) },
-        set: { item, value throws(DBusError) in
-          guard value.isOfType("s"), let label = value.string else { throw .invalidArgs("Label is a string") }
+        "Label", .string, get: { item in .string(try item.stored().label) },
+        set: { item, label in
           try item.change { store, reference throws(StoreError) in try store.setLabel(reference, label) }
         }),
       Property(
-        "Type", "s", get: { item throws(DBusError) in .string(try item.stored().type) },
-        set: { item, value throws(DBusError) in
-          guard value.isOfType("s"), let type = value.string else { throw .invalidArgs("Type is a string") }
+        "Type", .string, get: { item in .string(try item.stored().type) },
+        set: { item, type in
           try item.change { store, reference throws(StoreError) in try store.setType(reference, type) }
         }),
-      Property("Created", "t") { item throws(DBusError) in .uint64(try item.stored().created) },
-      Property("Modified", "t") { item throws(DBusError) in .uint64(try item.stored().modified) },
+      Property("Created", "t") { item in .uint64(try item.stored().created) },
+      Property("Modified", "t") { item in .uint64(try item.stored().modified) },
     ])
 
   private func change(_ apply: (Store, ItemReference) throws(StoreError) -> Void) throws(DBusError) {
@@ -77,34 +72,26 @@ struct ItemObject: BusObject {
   }
 
   /// Delete() -> (o prompt)
-  private func delete() throws(DBusError) -> DBusValue {
+  private func delete() throws -> DBusValue {
     do throws(StoreError) { try daemon.store.deleteItem(reference) } catch { throw refusal(error) }
     return .tuple([.objectPath(ObjectPaths.none)])
   }
 
   /// GetSecret(o session) -> ((oayays) secret)
-  private func getSecret(_ arguments: Variant, caller: String) throws(DBusError) -> DBusValue {
-    guard let sessionPath = arguments.child(0)?.string else { throw .invalidArgs("GetSecret takes (o)") }
-    let session: TransferSession
-    do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: caller) } catch {
-      throw DBusError(error)
-    }
+  private func getSecret(session sessionPath: String, caller: String) throws -> DBusValue {
+    let session = try daemon.session(at: sessionPath, caller: caller)
     let item: StoredItem
     do throws(StoreError) { item = try daemon.store.unlockedItem(reference) } catch { throw refusal(error) }
-    do throws(CryptoError) {
-      return .tuple([
-        SecretWireFormat.make(
-          try session.encode(daemon.store.secret(of: item), contentType: item.contentType, path: sessionPath))
-      ])
-    } catch {
-      throw DBusError(error)
-    }
+    return .tuple([
+      try SecretWireFormat.make(
+        daemon.store.secret(of: item), contentType: item.contentType, for: session, at: sessionPath)
+    ])
   }
 
   /// SetSecret((oayays) secret)
-  private func setSecret(_ arguments: Variant, context: CallContext) throws(DBusError) -> DBusValue {
+  private func setSecret(_ secret: Variant, context: CallContext) throws -> DBusValue {
     _ = try stored()
-    let (secret, contentType) = try SecretWireFormat.read(arguments.child(0), daemon: daemon, context: context)
+    let (secret, contentType) = try SecretWireFormat.read(secret, daemon: daemon, context: context)
     do throws(StoreError) { try daemon.store.setSecret(reference, secret, contentType: contentType) } catch {
       throw refusal(error)
     }

@@ -23,14 +23,11 @@ struct PromptObject: BusObject {
   static let declaration = InterfaceDeclaration<PromptObject>(
     Interfaces.prompt,
     methods: [
-      Method("Prompt", in: [Argument("window-id", "s")], access: .none) { prompt, _, context throws(DBusError) in
+      Method("Prompt", in: Input("window-id", .string), access: .none) { prompt, context, _ in
         try prompt.show(to: context.sender)
       },
-      Method("Dismiss", access: .none) { prompt, _, context throws(DBusError) in
-        try prompt.dismiss(by: context.sender)
-      },
-    ],
-    signals: [SignalDeclaration("Completed", [Argument("dismissed", "b"), Argument("result", "v")])])
+      Method("Dismiss", access: .none) { prompt, context in try prompt.dismiss(by: context.sender) },
+    ])
 
   /// Prompt(s window-id): says in the log how to unlock; completes now if that already happened.
   private func show(to caller: String) throws(DBusError) -> DBusValue {
@@ -63,7 +60,7 @@ extension Daemon {
   /// objects unlocked (`ao`).
   func completePrompt(_ number: Int, of owner: String, dismissed: Bool, objects: [String]) {
     connection.emitSignal(
-      path: ObjectPaths.prompt(number), interface: Interfaces.prompt, name: "Completed",
+      Signals.promptCompleted, path: ObjectPaths.prompt(number),
       arguments: .tuple([.boolean(dismissed), .variant(.objectPaths(objects))]), to: [owner],
       maximumBytes: configuration.limits.maxReplySize)
   }

@@ -4,29 +4,37 @@ import TransferCrypto
 
 /// The (oayays) secret struct, both ways.
 enum SecretWireFormat {
-  static func make(_ wire: WireSecret) -> DBusValue {
-    .tuple([.objectPath(wire.sessionPath), .bytes(wire.parameters), wire.value, .string(wire.contentType)])
+  /// A stored secret as `session` sends it: encrypted for DH; for `plain`, copied into the
+  /// message's own buffer now, while the store is locked. What it returns holds no pointer to
+  /// `secret`.
+  static func make(
+    _ secret: UnsafeRawBufferPointer, contentType: String, for session: TransferSession, at sessionPath: String
+  ) throws(CryptoError) -> DBusValue {
+    let parameters: [UInt8]
+    let value: DBusValue
+    switch try session.encode(secret) {
+    case .plain: (parameters, value) = ([], .copyingBytes(secret))
+    case .sealed(let iv, let ciphertext): (parameters, value) = (iv, .bytes(ciphertext))
+    }
+    return .tuple([.objectPath(sessionPath), .bytes(parameters), value, .string(contentType)])
   }
 
   /// The secret a client's (oayays) carries, to be decoded through the session it names (which
   /// the caller must own) straight into the store's record.
   static func read(
-    _ secret: Variant?, daemon: Daemon, context: CallContext
-  ) throws(DBusError) -> (secret: SecretSource, contentType: String) {
-    guard let secret, secret.isOfType("(oayays)"), let sessionPath = secret.child(0)?.string,
-      let parameters = secret.child(1), let value = secret.child(2), let contentType = secret.child(3)?.string
-    else { throw .invalidArgs("a secret is (oayays): session, parameters, value, content type") }
-    let session: TransferSession
-    do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: context.sender) } catch {
-      throw DBusError(error)
-    }
+    _ secret: Variant, daemon: Daemon, context: CallContext
+  ) throws -> (secret: SecretSource, contentType: String) {
+    guard let sessionPath = secret.child(0)?.string, let parameters = secret.child(1), let value = secret.child(2),
+      let contentType = secret.child(3)?.string
+    else { throw DBusError.invalidArgs("a secret is (oayays): session, parameters, value, content type") }
+    let session = try daemon.session(at: sessionPath, caller: context.sender)
     if session.algorithm == .plain { context.receivedPlainSecret = true }
     // Refused before decoding, so an oversized secret never takes memory; the store checks the
     // exact size of the plaintext. A cipher pads it by at most one block.
     let limit = daemon.store.limits.maxSecretSize
     let smallestPlaintext = value.childCount - AES128CBC.blockSize
     if smallestPlaintext > limit {
-      throw DBusError(StoreError.limitExceeded(.secretSize, actual: smallestPlaintext, maximum: limit))
+      throw StoreError.limitExceeded(.secretSize, actual: smallestPlaintext, maximum: limit)
     }
     let source = SecretSource.sent(maximumCount: value.childCount) { (destination) throws(CryptoError) -> Int in
       let decoded = parameters.withBytes { parameterBytes in

@@ -13,89 +13,71 @@ struct ServiceObject: BusObject {
     Interfaces.service,
     methods: [
       Method(
-        "OpenSession", in: [Argument("algorithm", "s"), Argument("input", "v")],
+        "OpenSession", in: Input("algorithm", .string), Input("input", .variant),
         out: [Argument("output", "v"), Argument("result", "o")], access: .none
-      ) { service, arguments, context throws(DBusError) in try service.openSession(arguments, owner: context.sender) },
+      ) { service, context, algorithm, input in
+        try service.openSession(algorithm: algorithm, input: input, owner: context.sender)
+      },
       Method(
-        "CreateCollection", in: [Argument("properties", "a{sv}"), Argument("alias", "s")],
+        "CreateCollection", in: Input("properties", .variantDictionary), Input("alias", .string),
         out: [Argument("collection", "o"), Argument("prompt", "o")], access: .write
-      ) { service, arguments, _ throws(DBusError) in try service.createCollection(arguments) },
+      ) { service, _, properties, alias in try service.createCollection(properties, alias: alias) },
       Method(
-        "SearchItems", in: [Argument("attributes", "a{ss}")],
+        "SearchItems", in: Input("attributes", .stringDictionary),
         out: [Argument("unlocked", "ao"), Argument("locked", "ao")], access: .read,
         cost: .boundedWhen { daemon, _, arguments in daemon.isSmallSearch(arguments.child(0)) }
-      ) { service, arguments, _ throws(DBusError) in try service.searchItems(arguments) },
+      ) { service, _, attributes in try service.searchItems(attributes) },
       Method(
-        "Unlock", in: [Argument("objects", "ao")], out: [Argument("unlocked", "ao"), Argument("prompt", "o")],
+        "Unlock", in: Input("objects", .objectPaths), out: [Argument("unlocked", "ao"), Argument("prompt", "o")],
         access: .write
-      ) { service, arguments, context throws(DBusError) in
-        try service.setLocked(arguments, locked: false, caller: context.sender)
-      },
+      ) { service, context, objects in try service.setLocked(objects, locked: false, caller: context.sender) },
       Method(
-        "Lock", in: [Argument("objects", "ao")], out: [Argument("locked", "ao"), Argument("Prompt", "o")],
+        "Lock", in: Input("objects", .objectPaths), out: [Argument("locked", "ao"), Argument("Prompt", "o")],
         access: .write
-      ) { service, arguments, context throws(DBusError) in
-        try service.setLocked(arguments, locked: true, caller: context.sender)
-      },
+      ) { service, context, objects in try service.setLocked(objects, locked: true, caller: context.sender) },
       Method(
-        "GetSecrets", in: [Argument("items", "ao"), Argument("session", "o")],
+        "GetSecrets", in: Input("items", .objectPaths), Input("session", .objectPath),
         out: [Argument("secrets", "a{o(oayays)}")], access: .read,
         cost: .boundedWhen { daemon, _, arguments in daemon.areSmallSecrets(arguments.child(0)) }
-      ) { service, arguments, context throws(DBusError) in try service.getSecrets(arguments, caller: context.sender) },
-      Method("ReadAlias", in: [Argument("name", "s")], out: [Argument("collection", "o")], access: .read) {
-        service, arguments, _ throws(DBusError) in try service.readAlias(arguments)
+      ) { service, context, items, session in try service.getSecrets(items, session: session, caller: context.sender) },
+      Method("ReadAlias", in: Input("name", .string), out: [Argument("collection", "o")], access: .read) {
+        service, _, name in service.readAlias(name)
       },
-      Method("SetAlias", in: [Argument("name", "s"), Argument("collection", "o")], access: .write) {
-        service, arguments, _ throws(DBusError) in try service.setAlias(arguments)
+      Method("SetAlias", in: Input("name", .string), Input("collection", .objectPath), access: .write) {
+        service, _, name, collection in try service.setAlias(name, to: collection)
       },
     ],
     properties: [
-      Property("Collections", "ao") { service throws(DBusError) in
+      Property("Collections", "ao") { service in
         .objectPaths(service.daemon.store.collectionNames.map(ObjectPaths.collection))
       }
-    ],
-    signals: ["CollectionCreated", "CollectionDeleted", "CollectionChanged"].map {
-      SignalDeclaration($0, [Argument("collection", "o")])
-    })
+    ])
 
   /// OpenSession(s algorithm, v input) -> (v output, o result)
-  private func openSession(_ arguments: Variant, owner: String) throws(DBusError) -> DBusValue {
-    guard let algorithm = arguments.child(0)?.string, let input = arguments.child(1)?.unboxed else {
-      throw .invalidArgs("OpenSession takes (sv)")
-    }
-    do throws(SessionError) {
-      let (session, output) = try daemon.sessions.open(algorithm: algorithm, input: input, owner: owner)
-      return .tuple([.variant(output), .objectPath(ObjectPaths.session(session.number))])
-    } catch {
-      throw DBusError(error)
-    }
+  private func openSession(algorithm: String, input: Variant, owner: String) throws -> DBusValue {
+    let (session, serverKey) = try daemon.sessions.open(
+      algorithm: algorithm, clientKey: input.publicBytes, owner: owner)
+    let output: DBusValue = serverKey.map { .bytes($0) } ?? .string("")
+    return .tuple([.variant(output), .objectPath(ObjectPaths.session(session.number))])
   }
 
   /// CreateCollection(a{sv} properties, s alias) -> (o collection, o prompt); never prompts.
-  private func createCollection(_ arguments: Variant) throws(DBusError) -> DBusValue {
-    guard let properties = arguments.child(0)?.variantDictionary, let alias = arguments.child(1)?.string else {
-      throw .invalidArgs("CreateCollection takes (a{sv}s)")
-    }
+  private func createCollection(_ properties: [String: Variant], alias: String) throws -> DBusValue {
     var label = ""
     if let value = properties["org.freedesktop.Secret.Collection.Label"] {
       guard let text = value.string, value.isOfType("s") else {
-        throw .invalidArgs("org.freedesktop.Secret.Collection.Label must be a string")
+        throw DBusError.invalidArgs("org.freedesktop.Secret.Collection.Label must be a string")
       }
       label = text
     }
-    do throws(StoreError) {
-      let name = try daemon.store.createCollection(label: label, alias: alias)
-      Log.info("collection \(ObjectPaths.collection(name)) created")
-      return .tuple([.objectPath(ObjectPaths.collection(name)), .objectPath(ObjectPaths.none)])
-    } catch {
-      throw DBusError(error)
-    }
+    let name = try daemon.store.createCollection(label: label, alias: alias)
+    Log.info("collection \(ObjectPaths.collection(name)) created")
+    return .tuple([.objectPath(ObjectPaths.collection(name)), .objectPath(ObjectPaths.none)])
   }
 
   /// SearchItems(a{ss} attributes) -> (ao unlocked, ao locked)
-  private func searchItems(_ arguments: Variant) throws(DBusError) -> DBusValue {
-    guard let attributes = arguments.child(0)?.stringDictionary else { throw .invalidArgs("SearchItems takes (a{ss})") }
-    do throws(StoreError) { try daemon.store.checkQuery(attributes) } catch { throw DBusError(error) }
+  private func searchItems(_ attributes: [String: String]) throws -> DBusValue {
+    try daemon.store.checkQuery(attributes)
     let found = daemon.store.search(attributes)
     return .tuple([
       .objectPaths(found.unlocked.map(ObjectPaths.item)), .objectPaths(found.locked.map(ObjectPaths.item)),
@@ -105,8 +87,8 @@ struct ServiceObject: BusObject {
   /// Unlock(ao) -> (ao unlocked, o prompt) and Lock(ao) -> (ao locked, o prompt).
   /// Memory-only collections have no password: only the sealed collection's unlock prompts,
   /// and its prompt completes when the user unlocks it (``UnlockPrompts``).
-  private func setLocked(_ arguments: Variant, locked: Bool, caller: String) throws(DBusError) -> DBusValue {
-    let paths = try daemon.boundedPaths(arguments.child(0))
+  private func setLocked(_ objects: PathList, locked: Bool, caller: String) throws -> DBusValue {
+    let paths = try daemon.boundedPaths(objects)
     var done: [String] = []
     var waiting: [String] = []
     var refusal: StoreError?
@@ -116,12 +98,12 @@ struct ServiceObject: BusObject {
         try daemon.store.setLocked(collection, locked)
         done.append(path)
       } catch {
-        guard case .needsPassphrase = error else { throw DBusError(error) }
+        guard case .needsPassphrase = error else { throw error }
         (waiting, refusal) = (waiting + [path], error)
       }
     }
     guard let refusal else { return .tuple([.objectPaths(done), .objectPath(ObjectPaths.none)]) }
-    guard let number = daemon.unlockPrompts.open(objects: waiting, owner: caller) else { throw DBusError(refusal) }
+    guard let number = daemon.unlockPrompts.open(objects: waiting, owner: caller) else { throw refusal }
     return .tuple([.objectPaths(done), .objectPath(ObjectPaths.prompt(number))])
   }
 
@@ -143,13 +125,9 @@ struct ServiceObject: BusObject {
   /// GetSecrets(ao items, o session) -> (a{o(oayays)} secrets); locked or missing items are left
   /// out, a path named twice is answered once, and an answer that would pass the reply limit is
   /// refused before any secret is encrypted.
-  private func getSecrets(_ arguments: Variant, caller: String) throws(DBusError) -> DBusValue {
-    let paths = try daemon.boundedPaths(arguments.child(0))
-    guard let sessionPath = arguments.child(1)?.string else { throw .invalidArgs("GetSecrets takes (aoo)") }
-    let session: TransferSession
-    do throws(SessionError) { session = try daemon.sessions.session(at: sessionPath, caller: caller) } catch {
-      throw DBusError(error)
-    }
+  private func getSecrets(_ items: PathList, session sessionPath: String, caller: String) throws -> DBusValue {
+    let paths = try daemon.boundedPaths(items)
+    let session = try daemon.session(at: sessionPath, caller: caller)
     var found: [(path: String, item: StoredItem)] = []
     var seen = Set<String>()
     var size = 0
@@ -161,46 +139,39 @@ struct ServiceObject: BusObject {
       // Each entry: the path twice, the IV, the (padded) secret, its content type, framing.
       size += 2 * path.utf8.count + item.secretCount + item.contentType.utf8.count + 64
       guard size <= limit else {
-        throw .limitsExceeded(
+        throw DBusError.limitsExceeded(
           "the secrets of these \(paths.count) items pass secretd's answer limit of \(limit) bytes "
             + "(--max-reply-size); ask for fewer items per call")
       }
       found.append((path, item))
     }
-    var entries: [DBusValue] = []
-    for (path, item) in found {
-      do throws(CryptoError) {
-        let wire = try session.encode(daemon.store.secret(of: item), contentType: item.contentType, path: sessionPath)
-        entries.append(.dictEntry(.objectPath(path), SecretWireFormat.make(wire)))
-      } catch {
-        throw DBusError(error)
-      }
+    let entries = try found.map { path, item in
+      DBusValue.dictEntry(
+        .objectPath(path),
+        try SecretWireFormat.make(
+          daemon.store.secret(of: item), contentType: item.contentType, for: session, at: sessionPath))
     }
     return .tuple([.array(elementType: "{o(oayays)}", entries)])
   }
 
   /// ReadAlias(s name) -> (o collection), "/" when unset.
-  private func readAlias(_ arguments: Variant) throws(DBusError) -> DBusValue {
-    guard let name = arguments.child(0)?.string else { throw .invalidArgs("ReadAlias takes (s)") }
+  private func readAlias(_ name: String) -> DBusValue {
     let path = daemon.store.resolveAlias(name).map(ObjectPaths.collection) ?? ObjectPaths.none
     return .tuple([.objectPath(path)])
   }
 
   /// SetAlias(s name, o collection); "/" removes the alias.
-  private func setAlias(_ arguments: Variant) throws(DBusError) -> DBusValue {
-    guard let name = arguments.child(0)?.string, let path = arguments.child(1)?.string else {
-      throw .invalidArgs("SetAlias takes (so)")
-    }
+  private func setAlias(_ name: String, to path: String) throws -> DBusValue {
     let target: String?
     if path == ObjectPaths.none {
       target = nil
     } else {
       guard case .collection(let collection)? = ObjectNode(path: path) else {
-        throw .noSuchObject("\(path) is not a collection")
+        throw DBusError.noSuchObject("\(path) is not a collection")
       }
       target = try daemon.resolve(collection)
     }
-    do throws(StoreError) { try daemon.store.setAlias(name, to: target) } catch { throw DBusError(error) }
+    try daemon.store.setAlias(name, to: target)
     return .tuple([])
   }
 }

@@ -3,11 +3,11 @@ import GLibBridge
 
 struct SessionObject: BusObject {
   let daemon: Daemon
-  let path: String
+  let number: Int
 
   init(daemon: Daemon, node: ObjectNode) {
     self.daemon = daemon
-    self.path = ObjectPaths.canonical(node)
+    number = if case .session(let number) = node { number } else { 0 }
   }
 
   // MARK: Members on the bus
@@ -15,14 +15,12 @@ struct SessionObject: BusObject {
   static let declaration = InterfaceDeclaration<SessionObject>(
     Interfaces.session,
     methods: [
-      Method("Close", access: .none) { session, _, context throws(DBusError) in
-        try session.close(caller: context.sender)
-      }
+      Method("Close", access: .none) { session, context in try session.close(caller: context.sender) }
     ])
 
   /// Close(): only the owning connection may close it; the key is wiped.
-  private func close(caller: String) throws(DBusError) -> DBusValue {
-    do throws(SessionError) { try daemon.sessions.close(path, caller: caller) } catch { throw DBusError(error) }
+  private func close(caller: String) throws -> DBusValue {
+    try daemon.sessions.close(number, caller: caller)
     return .tuple([])
   }
 }

@@ -115,7 +115,7 @@ struct ExpiryTests {
     let path = ObjectPaths.item(ItemReference(collection: "session", item: created.item))
     let context = CallContext(sender: ":1.7")
     let (session, _) = try daemon.sessions.open(
-      algorithm: "plain", input: Variant(adopting: DBusValue.string("").makeFloating()), owner: context.sender)
+      algorithm: "plain", clientKey: nil, owner: context.sender)
     let sessionPath = Variant(
       adopting: DBusValue.tuple([.objectPath(ObjectPaths.session(session.number))]).makeFloating())
     let none = Variant(adopting: DBusValue.tuple([]).makeFloating())

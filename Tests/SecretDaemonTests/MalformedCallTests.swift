@@ -152,13 +152,14 @@ struct MalformedCallTests {
       let session = try #require(reply.child(1)?.string)
       let key = try serverKey.withUnsafeBytes { try KeyAgreement.deriveKey(pair, peerKey: $0) }
       let sealed = try Array("short key".utf8).withUnsafeBytes {
-        try TransferSession(number: 0, owner: "", algorithm: .dh, key: key).encode(
-          $0, contentType: "text/plain", path: session)
+        try SecretWireFormat.make(
+          $0, contentType: "text/plain", for: TransferSession(number: 0, owner: "", algorithm: .dh, key: key),
+          at: session)
       }
       let created = try client.call(
         "/org/freedesktop/secrets/aliases/default", Interfaces.collection, "CreateItem",
         .tuple([
-          RawClient.itemProperties(label: "k", attributes: ["short": "key"]), SecretWireFormat.make(sealed),
+          RawClient.itemProperties(label: "k", attributes: ["short": "key"]), sealed,
           .boolean(true),
         ]))
       #expect(created.child(0)?.string?.hasPrefix("/org/freedesktop/secrets/collection/session/") == true)

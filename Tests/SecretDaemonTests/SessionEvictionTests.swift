@@ -13,19 +13,18 @@ struct SessionEvictionTests {
   @Test("past the limit the least recently used session closes; one in use keeps working")
   func leastRecentlyUsed() throws {
     let registry = SessionRegistry(maxPerClient: 3, maxTotal: 100)
-    let plain = Variant(adopting: DBusValue.string("").makeFloating())
-    let first = try registry.open(algorithm: "plain", input: plain, owner: ":1.7").0
-    let second = try registry.open(algorithm: "plain", input: plain, owner: ":1.7").0
-    _ = try registry.open(algorithm: "plain", input: plain, owner: ":1.7")
-    _ = try registry.session(at: ObjectPaths.session(first.number), caller: ":1.7")  // first is used again
-    _ = try registry.open(algorithm: "plain", input: plain, owner: ":1.7")
+    let first = try registry.open(algorithm: "plain", clientKey: nil, owner: ":1.7").0
+    let second = try registry.open(algorithm: "plain", clientKey: nil, owner: ":1.7").0
+    _ = try registry.open(algorithm: "plain", clientKey: nil, owner: ":1.7")
+    _ = try registry.session(first.number, caller: ":1.7")  // first is used again
+    _ = try registry.open(algorithm: "plain", clientKey: nil, owner: ":1.7")
     #expect(registry.count(ownedBy: ":1.7") == 3)
-    #expect(throws: SessionError.noSession(ObjectPaths.session(second.number))) {
-      try registry.session(at: ObjectPaths.session(second.number), caller: ":1.7")
+    #expect(throws: SessionError.noSession(second.number)) {
+      try registry.session(second.number, caller: ":1.7")
     }
-    #expect(try registry.session(at: ObjectPaths.session(first.number), caller: ":1.7").number == first.number)
+    #expect(try registry.session(first.number, caller: ":1.7").number == first.number)
     // Another client's sessions are its own.
-    _ = try registry.open(algorithm: "plain", input: plain, owner: ":1.8")
+    _ = try registry.open(algorithm: "plain", clientKey: nil, owner: ":1.8")
     #expect(registry.count(ownedBy: ":1.7") == 3)
   }
 
@@ -34,21 +33,20 @@ struct SessionEvictionTests {
   )
   func sharedCap() throws {
     let registry = SessionRegistry(maxPerClient: 8, maxTotal: 10)
-    let plain = Variant(adopting: DBusValue.string("").makeFloating())
-    let first = try (0..<8).map { _ in try registry.open(algorithm: "plain", input: plain, owner: ":1.1").0 }
-    for _ in 0..<5 { _ = try registry.open(algorithm: "plain", input: plain, owner: ":1.2") }
+    let first = try (0..<8).map { _ in try registry.open(algorithm: "plain", clientKey: nil, owner: ":1.1").0 }
+    for _ in 0..<5 { _ = try registry.open(algorithm: "plain", clientKey: nil, owner: ":1.2") }
     #expect(registry.count == 10)
     #expect(registry.count(ownedBy: ":1.1") == 5 && registry.count(ownedBy: ":1.2") == 5)
     #expect(throws: SessionError.tooManySessions(total: 10, owned: 5)) {
-      try registry.open(algorithm: "plain", input: plain, owner: ":1.2")
+      try registry.open(algorithm: "plain", clientKey: nil, owner: ":1.2")
     }
     // The sessions given up were the first holder's least recently used.
-    #expect(throws: SessionError.noSession(ObjectPaths.session(first[0].number))) {
-      try registry.session(at: ObjectPaths.session(first[0].number), caller: ":1.1")
+    #expect(throws: SessionError.noSession(first[0].number)) {
+      try registry.session(first[0].number, caller: ":1.1")
     }
-    #expect(try registry.session(at: ObjectPaths.session(first[7].number), caller: ":1.1").number == first[7].number)
+    #expect(try registry.session(first[7].number, caller: ":1.1").number == first[7].number)
     // A newcomer always gets one.
-    _ = try registry.open(algorithm: "plain", input: plain, owner: ":1.3")
+    _ = try registry.open(algorithm: "plain", clientKey: nil, owner: ":1.3")
     #expect(registry.count == 10 && registry.count(ownedBy: ":1.3") == 1)
   }
 

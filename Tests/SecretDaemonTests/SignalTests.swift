@@ -33,6 +33,32 @@ struct SignalTests {
     }
   }
 
+  @Test(
+    "introspection declares every signal secretd sends under the interface it is sent on, with its arguments"
+  )
+  func introspectionDeclaresSentSignals() async throws {
+    try await withProvider(.secretd) { (instance) async throws in
+      let client = try RawClient(address: instance.busAddress)
+      func introspect(_ path: String) throws -> String {
+        try client.call(path, Interfaces.introspectable, "Introspect", .tuple([])).child(0)?.string ?? ""
+      }
+      let objects = [
+        Interfaces.service: ObjectPaths.root, Interfaces.collection: ObjectPaths.collection("session"),
+        Interfaces.prompt: ObjectPaths.prompt(1), Interfaces.properties: ObjectPaths.root,
+      ]
+      for signal in Signals.all {
+        let xml = try introspect(try #require(objects[signal.interface]))
+        let interface = xml.components(separatedBy: "<interface name=\"\(signal.interface)\">").dropFirst().first
+        let declared = interface?.components(separatedBy: "</interface>").first ?? ""
+        let arguments = signal.arguments.map { "<arg type=\"\($0.type)\" name=\"\($0.name)\"/>" }
+        #expect(declared.contains("<signal name=\"\(signal.name)\">"), "\(signal.name) in \(xml)")
+        #expect(arguments.allSatisfy(declared.contains), "\(signal.name)'s arguments in \(xml)")
+      }
+      // The control: a signal no interface has is not found by the same reading.
+      #expect(!(try introspect(ObjectPaths.root)).contains("<signal name=\"ItemCreated\">"))
+    }
+  }
+
   @Test("unlocking the persistent collection announces its items in one Items change, locking it the empty list")
   func unlockAnnouncesItemsAtOnce() async throws {
     try await withProvider(.secretd, arguments: ["--persistent"]) { (instance) async throws in

@@ -102,7 +102,9 @@ package final class CredentialServer: Sendable {
         "\(request): none stored; store it with `secretctl credential set \(request.id)` "
           + "(or `--unit \(request.unit)` for that unit only)")
     case .locked(let collection):
-      Log.warning("\(request): the collection \(collection) holding it is locked; unlock it (`secretctl unlock`)")
+      Log.warning(
+        "\(request): the collection \(ObjectPaths.collection(collection)) holding it is locked; unlock it "
+          + "(`secretctl unlock`)")
     case .noMemory:
       Log.warning("\(request): no locked memory to copy it into")
     }

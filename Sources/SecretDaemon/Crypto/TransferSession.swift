@@ -1,5 +1,4 @@
 // Transfer sessions: how secrets cross the bus for one client connection.
-import GLibBridge
 import SecretMemory
 import Synchronization
 import TransferCrypto
@@ -8,17 +7,17 @@ import TransferCrypto
 enum SessionError: Error, Equatable {
   case unsupportedAlgorithm(String)
   case invalidInput(String)
-  case noSession(String)
+  /// The session of this number is not open, or not the caller's.
+  case noSession(Int)
   case tooManySessions(total: Int, owned: Int)
   case crypto(CryptoError)
 }
 
-/// A secret as it travels: session, parameters (the IV), value, content type.
-struct WireSecret {
-  let sessionPath: String
-  let parameters: [UInt8]
-  let value: DBusValue
-  let contentType: String
+/// A stored secret prepared for a client: sent as it is (a `plain` session, whose caller copies
+/// it into the message), or encrypted with the IV that goes with it.
+enum EncodedSecret {
+  case plain
+  case sealed(iv: [UInt8], ciphertext: [UInt8])
 }
 
 /// One negotiated session, owned by the connection that opened it.
@@ -62,17 +61,15 @@ final class TransferSession: Sendable {
     }
   }
 
-  /// Prepares a stored secret for the client. What it returns holds no pointer to `secret`: a
-  /// plain secret is copied into the message's own buffer now, while the store is locked.
-  func encode(_ secret: UnsafeRawBufferPointer, contentType: String, path: String) throws(CryptoError) -> WireSecret {
+  /// Prepares a stored secret for the client; what it returns holds no pointer to `secret`.
+  func encode(_ secret: UnsafeRawBufferPointer) throws(CryptoError) -> EncodedSecret {
     switch algorithm {
     case .plain:
-      return WireSecret(sessionPath: path, parameters: [], value: .copyingBytes(secret), contentType: contentType)
+      return .plain
     case .dh:
       guard let key = currentKey else { throw .library("session is closed") }
       let sealed = try TransferCipher.encrypt(secret, key: key)
-      return WireSecret(
-        sessionPath: path, parameters: sealed.iv, value: .bytes(sealed.ciphertext), contentType: contentType)
+      return .sealed(iv: sealed.iv, ciphertext: sealed.ciphertext)
     }
   }
 }
@@ -106,14 +103,15 @@ final class SessionRegistry: Sendable {
   /// Session numbers, for introspection.
   var numbers: [Int] { state.withLock { $0.sessions.keys.sorted() } }
 
-  /// Opens a session for `owner`; returns it and the output for the client (the server's
-  /// public key for DH, nothing for plain). A client refused for holding its share is refused
+  /// Opens a session for `owner`, given the client's public key for DH; returns it and the
+  /// server's public key (nil for plain). A client refused for holding its share is refused
   /// before any key is made; the key agreement runs outside the lock.
-  func open(algorithm name: String, input: Variant, owner: String) throws(SessionError) -> (TransferSession, DBusValue)
-  {
+  func open(algorithm name: String, clientKey: [UInt8]?, owner: String) throws(SessionError) -> (
+    TransferSession, serverKey: [UInt8]?
+  ) {
     guard let algorithm = TransferSession.Algorithm(rawValue: name) else { throw .unsupportedAlgorithm(name) }
     try state.withLock { state throws(SessionError) in _ = try room(for: owner, in: &state, evict: false) }
-    let (key, output) = try Self.agree(algorithm, input)
+    let (key, serverKey) = try Self.agree(algorithm, clientKey)
     let (session, evicted) = try state.withLock { state throws(SessionError) -> (TransferSession, TransferSession?) in
       let evicted = try room(for: owner, in: &state, evict: true)
       let session = TransferSession(number: state.nextNumber, owner: owner, algorithm: algorithm, key: key)
@@ -124,7 +122,7 @@ final class SessionRegistry: Sendable {
       return (session, evicted)
     }
     evicted?.close()
-    return (session, output)
+    return (session, serverKey)
   }
 
   /// Makes room for one more session of `owner` (with `evict`, by removing the session that
@@ -149,43 +147,42 @@ final class SessionRegistry: Sendable {
     owned.min { $0.value < $1.value }?.key
   }
 
-  /// The key and the output of a key agreement for `algorithm`.
-  private static func agree(_ algorithm: TransferSession.Algorithm, _ input: Variant) throws(SessionError) -> (
-    SecretBytes?, DBusValue
+  /// The key and the server's public key of a key agreement for `algorithm`.
+  private static func agree(_ algorithm: TransferSession.Algorithm, _ clientKey: [UInt8]?) throws(SessionError) -> (
+    SecretBytes?, [UInt8]?
   ) {
     switch algorithm {
     case .plain:
-      return (nil, .string(""))
+      return (nil, nil)
     case .dh:
-      let agreement = input.withBytes { bytes -> Result<KeyAgreementResult, CryptoError> in
+      guard let clientKey else {
+        throw .invalidInput("the DH input must be a byte array (ay) holding the client's public key")
+      }
+      let agreement = clientKey.withUnsafeBytes { bytes in
         Result { () throws(CryptoError) in try KeyAgreement.respond(toClientKey: bytes) }
       }
       switch agreement {
-      case .success(let result)?: return (result.aesKey, .bytes(result.serverPublicKey))
-      case .failure(let error)?: throw .crypto(error)
-      case nil:
-        throw .invalidInput(
-          "the DH input must be a byte array (ay) holding the client's public key, not \(input.typeString)")
+      case .success(let result): return (result.aesKey, result.serverPublicKey)
+      case .failure(let error): throw .crypto(error)
       }
     }
   }
 
-  /// The session at `path` if `caller` owns it; marks it used.
-  func session(at path: String, caller: String) throws(SessionError) -> TransferSession {
-    guard case .session(let number)? = ObjectNode(path: path) else { throw .noSession(path) }
+  /// The session `number` if `caller` owns it; marks it used.
+  func session(_ number: Int, caller: String) throws(SessionError) -> TransferSession {
     let session = state.withLock { state -> TransferSession? in
       guard let session = state.sessions[number], session.owner == caller else { return nil }
       state.clock += 1
       state.byOwner[caller]?[number] = state.clock
       return session
     }
-    guard let session else { throw .noSession(path) }
+    guard let session else { throw .noSession(number) }
     return session
   }
 
-  /// Closes the session at `path`, which `caller` must own.
-  func close(_ path: String, caller: String) throws(SessionError) {
-    let session = try self.session(at: path, caller: caller)
+  /// Closes the session `number`, which `caller` must own.
+  func close(_ number: Int, caller: String) throws(SessionError) {
+    let session = try self.session(number, caller: caller)
     state.withLock { state in _ = Self.remove(session.number, from: &state) }
     session.close()
   }

@@ -39,19 +39,28 @@ struct Method<Object>: Sendable {
   let outputs: [Argument]
   let access: StoreAccess
   let cost: CallCost
+  /// The handler, given the call's body: its arguments are read as the inputs declare them,
+  /// and what it throws becomes a D-Bus error.
   let handler: @Sendable (Object, Variant, CallContext) throws(DBusError) -> DBusValue
 
-  init(
-    _ name: String, in inputs: [Argument] = [], out outputs: [Argument] = [], access: StoreAccess,
+  /// A method taking `inputs`, whose values reach `handler` typed, in their order, after the
+  /// object and the call's context.
+  init<each Value>(
+    _ name: String, in inputs: repeat Input<each Value>, out outputs: [Argument] = [], access: StoreAccess,
     cost: CallCost = .bounded,
-    _ handler: @escaping @Sendable (Object, Variant, CallContext) throws(DBusError) -> DBusValue
+    _ handler: @escaping @Sendable (Object, CallContext, repeat each Value) throws -> DBusValue
   ) {
-    self.name = name
-    self.inputs = inputs
-    self.outputs = outputs
-    self.access = access
-    self.cost = cost
-    self.handler = handler
+    var arguments: [Argument] = []
+    for input in repeat each inputs { arguments.append(input.argument) }
+    (self.name, self.inputs, self.outputs, self.access, self.cost) = (name, arguments, outputs, access, cost)
+    let declared = (repeat each inputs)
+    self.handler = { object, body, context throws(DBusError) in
+      try DBusError.reporting {
+        var position = 0
+        let values = (repeat try (each declared).read(from: body, at: &position, of: name))
+        return try handler(object, context, repeat each values)
+      }
+    }
   }
 }
 
@@ -64,25 +73,37 @@ struct Property<Object>: Sendable {
   let get: @Sendable (Object) throws(DBusError) -> DBusValue
   let set: (@Sendable (Object, Variant) throws(DBusError) -> Void)?
 
+  /// A read-only property of D-Bus type `type`.
   init(
-    _ name: String, _ type: String, isBounded: Bool = true,
-    get: @escaping @Sendable (Object) throws(DBusError) -> DBusValue,
-    set: (@Sendable (Object, Variant) throws(DBusError) -> Void)? = nil
+    _ name: String, _ type: String, isBounded: Bool = true, get: @escaping @Sendable (Object) throws -> DBusValue
   ) {
-    self.name = name
-    self.type = type
-    self.isBounded = isBounded
-    self.get = get
-    self.set = set
+    (self.name, self.type, self.isBounded, set) = (name, type, isBounded, nil)
+    self.get = { object throws(DBusError) in try DBusError.reporting { try get(object) } }
+  }
+
+  /// A writable property, whose new value reaches `set` typed.
+  init<Value>(
+    _ name: String, _ type: WireType<Value>, get: @escaping @Sendable (Object) throws -> DBusValue,
+    set: @escaping @Sendable (Object, Value) throws -> Void
+  ) {
+    (self.name, self.type, isBounded) = (name, type.signature, true)
+    self.get = { object throws(DBusError) in try DBusError.reporting { try get(object) } }
+    self.set = { object, value throws(DBusError) in
+      guard let typed = type.read(value) else { throw .invalidArgs("\(name) is \(type.signature)") }
+      try DBusError.reporting { try set(object, typed) }
+    }
   }
 }
 
-/// A signal, for introspection (the outbox emits it).
+/// A signal, declared once: introspection lists it under its interface, and the outbox and
+/// prompts send it by this declaration.
 struct SignalDeclaration: Sendable {
+  let interface: String
   let name: String
   let arguments: [Argument]
 
-  init(_ name: String, _ arguments: [Argument]) {
+  init(_ interface: String, _ name: String, _ arguments: [Argument]) {
+    self.interface = interface
     self.name = name
     self.arguments = arguments
   }
@@ -100,17 +121,15 @@ struct InterfaceDeclaration<Object: BusObject>: Sendable {
   let name: String
   let methods: [Method<Object>]
   let properties: [Property<Object>]
-  let signals: [SignalDeclaration]
 
-  init(
-    _ name: String, methods: [Method<Object>], properties: [Property<Object>] = [],
-    signals: [SignalDeclaration] = []
-  ) {
+  init(_ name: String, methods: [Method<Object>], properties: [Property<Object>] = []) {
     self.name = name
     self.methods = methods
     self.properties = properties
-    self.signals = signals
   }
+
+  /// The signals declared on this interface.
+  var signals: [SignalDeclaration] { Signals.all.filter { $0.interface == name } }
 
   /// The same interface on objects made from their path, for the router's table.
   var erased: DeclaredInterface {

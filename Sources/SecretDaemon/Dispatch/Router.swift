@@ -100,6 +100,14 @@ extension Daemon {
     }
   }
 
+  /// The session at `path`, which `caller` must own; marks it used.
+  func session(at path: String, caller: String) throws -> TransferSession {
+    guard case .session(let number)? = ObjectNode(path: path) else {
+      throw DBusError.noSession("no open session \(path) for this connection")
+    }
+    return try sessions.session(number, caller: caller)
+  }
+
   /// The collection and item an item path (through an alias or not) names.
   func resolveItem(path: String) throws(DBusError) -> ItemReference {
     guard case .item(let collection, let number)? = ObjectNode(path: path) else {

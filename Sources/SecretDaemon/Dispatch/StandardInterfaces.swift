@@ -23,72 +23,62 @@ struct AnyBusObject: BusObject {
     Interfaces.properties,
     methods: [
       Method(
-        "Get", in: [Argument("interface_name", "s"), Argument("property_name", "s")], out: [Argument("value", "v")],
+        "Get", in: Input("interface_name", .string), Input("property_name", .string), out: [Argument("value", "v")],
         access: .read,
         cost: .boundedWhen { _, _, arguments in
           guard let interface = arguments.child(0)?.string, let name = arguments.child(1)?.string else { return true }
           return Interfaces.all[interface]?.property(name)?.isBounded ?? true
         }
-      ) { object, arguments, _ throws(DBusError) in try object.get(arguments) },
+      ) { object, _, interface, name in try object.get(interface, name) },
       Method(
-        "GetAll", in: [Argument("interface_name", "s")], out: [Argument("properties", "a{sv}")], access: .read,
+        "GetAll", in: Input("interface_name", .string), out: [Argument("properties", "a{sv}")], access: .read,
         cost: .boundedWhen { _, _, arguments in
           guard let interface = arguments.child(0)?.string else { return true }
           return Interfaces.all[interface]?.properties.allSatisfy(\.isBounded) ?? true
         }
-      ) { object, arguments, _ throws(DBusError) in try object.getAll(arguments) },
+      ) { object, _, interface in try object.getAll(interface) },
       Method(
-        "Set", in: [Argument("interface_name", "s"), Argument("property_name", "s"), Argument("value", "v")],
+        "Set", in: Input("interface_name", .string), Input("property_name", .string), Input("value", .variant),
         access: .write
-      ) { object, arguments, _ throws(DBusError) in try object.set(arguments) },
-    ],
-    signals: [
-      SignalDeclaration(
-        "PropertiesChanged",
-        [
-          Argument("interface_name", "s"), Argument("changed_properties", "a{sv}"),
-          Argument("invalidated_properties", "as"),
-        ])
+      ) { object, _, interface, name, value in try object.set(interface, name, to: value) },
     ])
 
   static let introspectable = InterfaceDeclaration<AnyBusObject>(
     Interfaces.introspectable,
     methods: [
-      Method("Introspect", out: [Argument("xml_data", "s")], access: .read, cost: .unbounded) {
-        object, _, _ throws(DBusError) in .tuple([.string(object.introspection())])
+      Method("Introspect", out: [Argument("xml_data", "s")], access: .read, cost: .unbounded) { object, _ in
+        .tuple([.string(object.introspection())])
       }
     ])
 
   static let peer = InterfaceDeclaration<AnyBusObject>(
     Interfaces.peer,
     methods: [
-      Method("Ping", access: .none) { _, _, _ throws(DBusError) in .tuple([]) },
-      Method("GetMachineId", out: [Argument("machine_uuid", "s")], access: .none) { _, _, _ throws(DBusError) in
+      Method("Ping", access: .none) { _, _ in .tuple([]) },
+      Method("GetMachineId", out: [Argument("machine_uuid", "s")], access: .none) { _, _ in
         .tuple([.string(BusConnection.machineID)])
       },
     ])
 
   // MARK: Properties
 
-  /// The declaration of a property interface `arguments` names, which this object must have.
-  private func declaredProperties(_ arguments: Variant) throws(DBusError) -> DeclaredInterface {
-    guard let name = arguments.child(0)?.string else { throw .invalidArgs("no interface name") }
+  /// The declaration of the property interface `name`, which this object must have.
+  private func declaredProperties(_ name: String) throws(DBusError) -> DeclaredInterface {
     guard node.allInterfaces.contains(name), let interface = Interfaces.all[name], !interface.properties.isEmpty
     else { throw .invalidArgs("no interface \(name) with properties on \(path)") }
     return interface
   }
 
   /// Get(s interface, s property) -> (v value)
-  private func get(_ arguments: Variant) throws(DBusError) -> DBusValue {
-    let interface = try declaredProperties(arguments)
-    let name = arguments.child(1)?.string ?? ""
+  private func get(_ interfaceName: String, _ name: String) throws(DBusError) -> DBusValue {
+    let interface = try declaredProperties(interfaceName)
     guard let property = interface.property(name) else { throw .unknownProperty(interface.name, name, path) }
     return .tuple([.variant(try property.get(daemon, node))])
   }
 
   /// GetAll(s interface) -> (a{sv} properties)
-  private func getAll(_ arguments: Variant) throws(DBusError) -> DBusValue {
-    let interface = try declaredProperties(arguments)
+  private func getAll(_ interfaceName: String) throws(DBusError) -> DBusValue {
+    let interface = try declaredProperties(interfaceName)
     let entries = try interface.properties.map { (property) throws(DBusError) -> DBusValue in
       .dictEntry(.string(property.name), .variant(try property.get(daemon, node)))
     }
@@ -96,15 +86,12 @@ struct AnyBusObject: BusObject {
   }
 
   /// Set(s interface, s property, v value)
-  private func set(_ arguments: Variant) throws(DBusError) -> DBusValue {
-    let interface = try declaredProperties(arguments)
-    let name = arguments.child(1)?.string ?? ""
+  private func set(_ interfaceName: String, _ name: String, to value: Variant) throws(DBusError) -> DBusValue {
+    let interface = try declaredProperties(interfaceName)
     guard let property = interface.property(name), let set = property.set else {
       throw .invalidArgs("property \(interface.name).\(name) of \(path) is not writable")
     }
-    guard let value = arguments.child(2)?.unboxed, value.typeString == property.type else {
-      throw .invalidArgs("\(interface.name).\(name) is \(property.type)")
-    }
+    guard value.typeString == property.type else { throw .invalidArgs("\(interface.name).\(name) is \(property.type)") }
     try set(daemon, node, value)
     return .tuple([])
   }

@@ -46,30 +46,24 @@ final class SignalOutbox: Sendable {
     for event in batch {
       switch event {
       case .collectionCreated(let name, let collections):
-        send.signal(
-          ObjectPaths.root, Interfaces.service, "CollectionCreated", .objectPath(ObjectPaths.collection(name)))
+        send.signal(Signals.collectionCreated, ObjectPaths.root, .objectPath(ObjectPaths.collection(name)))
         send.collections(collections)
       case .collectionDeleted(let name, let collections):
-        send.signal(
-          ObjectPaths.root, Interfaces.service, "CollectionDeleted", .objectPath(ObjectPaths.collection(name)))
+        send.signal(Signals.collectionDeleted, ObjectPaths.root, .objectPath(ObjectPaths.collection(name)))
         send.collections(collections)
       case .collectionChanged(let name, let label, let locked):
-        send.signal(
-          ObjectPaths.root, Interfaces.service, "CollectionChanged", .objectPath(ObjectPaths.collection(name)))
+        send.signal(Signals.collectionChanged, ObjectPaths.root, .objectPath(ObjectPaths.collection(name)))
         send.propertiesChanged(
           ObjectPaths.collection(name), Interfaces.collection, ["Label": .string(label), "Locked": .boolean(locked)])
       case .itemCreated(let reference), .itemDeleted(let reference):
-        let signal = if case .itemCreated = event { "ItemCreated" } else { "ItemDeleted" }
-        send.signal(
-          ObjectPaths.collection(reference.collection), Interfaces.collection, signal,
-          .objectPath(ObjectPaths.item(reference)))
+        let signal = if case .itemCreated = event { Signals.itemCreated } else { Signals.itemDeleted }
+        send.signal(signal, ObjectPaths.collection(reference.collection), .objectPath(ObjectPaths.item(reference)))
         if !itemsChanged.contains(reference.collection) { itemsChanged.append(reference.collection) }
       case .itemsListed(let name, let numbers):
         send.items(of: name, numbers)
       case .itemChanged(let reference, let item):
         send.signal(
-          ObjectPaths.collection(reference.collection), Interfaces.collection, "ItemChanged",
-          .objectPath(ObjectPaths.item(reference)))
+          Signals.itemChanged, ObjectPaths.collection(reference.collection), .objectPath(ObjectPaths.item(reference)))
         send.propertiesChanged(
           ObjectPaths.item(reference), Interfaces.item,
           [
@@ -88,8 +82,8 @@ final class SignalOutbox: Sendable {
     let outbox: SignalOutbox
     let recipients: [String]
 
-    func signal(_ path: String, _ interface: String, _ name: String, _ argument: DBusValue) {
-      send(path, interface, name, .tuple([argument]))
+    func signal(_ signal: SignalDeclaration, _ path: String, _ argument: DBusValue) {
+      send(signal, path, .tuple([argument]))
     }
 
     /// A collection's `Items`, given whole; invalidated instead when the list would not fit
@@ -114,17 +108,16 @@ final class SignalOutbox: Sendable {
     ) {
       let entries = changed.sorted { $0.key < $1.key }.map { DBusValue.dictEntry(.string($0.key), .variant($0.value)) }
       send(
-        path, Interfaces.properties, "PropertiesChanged",
+        Signals.propertiesChanged, path,
         .tuple([
           .string(interface), .array(elementType: "{sv}", entries),
           .array(elementType: "s", invalidated.map { .string($0) }),
         ]))
     }
 
-    private func send(_ path: String, _ interface: String, _ name: String, _ arguments: DBusValue) {
+    private func send(_ signal: SignalDeclaration, _ path: String, _ arguments: DBusValue) {
       outbox.connection.emitSignal(
-        path: path, interface: interface, name: name, arguments: arguments, to: recipients,
-        maximumBytes: outbox.maximumBytes)
+        signal, path: path, arguments: arguments, to: recipients, maximumBytes: outbox.maximumBytes)
     }
   }
 }

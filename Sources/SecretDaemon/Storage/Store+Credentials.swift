@@ -19,7 +19,7 @@ extension Store {
     guard let name = resolveAlias("default"), let collection = collections[name] else { return .missing }
     // A locked persistent collection holds none of its items in memory: whether it has this
     // one is known only once it is unlocked.
-    if collection.locked { return .locked(collection: ObjectPaths.collection(name)) }
+    if collection.locked { return .locked(collection: name) }
     guard
       let number = namedItem(["credential": id, "unit": unit], in: collection)
         ?? namedItem(["credential": id], in: collection),
