@@ -47,10 +47,11 @@ let package = Package(
     .target(name: "SystemCalls", dependencies: ["CSystemCalls"], swiftSettings: swiftSettings),
     .target(
       name: "Secrets", dependencies: ["SharedState", "SecretClient", "SystemCalls"], swiftSettings: swiftSettings),
-    // The same keys over OpenBao's KV v2 (HTTP, FoundationNetworking), for fleets; its own module so
-    // that nothing else loads libcurl.
+    // The same keys over OpenBao's KV v2 (its own HTTP/1.1 client over GIO), for fleets; its own
+    // module so that nothing else carries an OpenBao client.
     .target(
-      name: "SecretsOpenBao", dependencies: ["Secrets", "SecretClient", "SharedState", "SystemCalls"],
+      name: "SecretsOpenBao",
+      dependencies: ["CGio", "GLibBridge", "Secrets", "SecretClient", "SharedState", "SystemCalls"],
       swiftSettings: swiftSettings),
     .target(
       name: "SecretDaemon",

@@ -2,7 +2,7 @@
 // python's http.client on one keep-alive connection, POSTing check-and-set writes and GETting
 // the secret, as `bao kv put/get` do. Both sides talk to one `bao server -dev` on loopback, in
 // alternating rounds; each round's figure is the median time of its operations. OpenBaoClient's
-// own calls are timed too, to show how much of a key's time is HTTP over URLSession.
+// own calls are timed too, to show how much of a key's time is the HTTP client (ours, over GIO).
 //
 // Usage: OpenBaoBenchmark [ROUNDS] [OPERATIONS]   (default: 9 rounds of 40)
 import BenchmarkSupport
@@ -90,7 +90,7 @@ environment.secretKeyStore = .openBao(
   OpenBaoConfiguration(
     addresses: [URL(string: server.address)!], authentication: .token(server.rootToken),
     pollInterval: .seconds(3600)))
-// The client alone (URLSession, no persistence core), to tell the two apart.
+// The client alone (no persistence core), to tell the two apart.
 let client = OpenBaoClient(
   OpenBaoConfiguration(addresses: [URL(string: server.address)!], authentication: .token(server.rootToken)))
 let figures = try await environment.withValue {
@@ -147,5 +147,5 @@ print("    ratio SecretKey / plain, round by round: \(Samples.ratios(figures.sav
 print("  load() vs a GET:                 SecretKey \(figures.load.formatted(3)), plain \(figures.get.formatted(3))")
 print("    ratio SecretKey / plain, round by round: \(Samples.ratios(figures.load, figures.get).formatted(2))")
 print(
-  "  OpenBaoClient alone (URLSession, no SecretKey): write \(figures.clientWrite.formatted(3)), "
+  "  OpenBaoClient alone (no SecretKey): write \(figures.clientWrite.formatted(3)), "
     + "read \(figures.clientRead.formatted(3))")

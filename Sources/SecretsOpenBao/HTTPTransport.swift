@@ -1,6 +1,6 @@
 import Foundation
-import FoundationNetworking
 import Synchronization
+import SystemCalls
 
 /// One HTTP answer.
 struct HTTPResponse: Sendable {
@@ -24,69 +24,115 @@ struct HTTPResponse: Sendable {
   }
 }
 
-/// Blocking HTTP requests over URLSession, for callers that are already off Swift's cooperative
-/// pool (the persistence core calls stores from its own queues).
+/// Blocking HTTP/1.1 requests, for callers that are already off Swift's cooperative pool (the
+/// persistence core calls stores from its own queues). Redirects are answers, never followed:
+/// a standby points at the node it believes active, which may be the one that just died, and
+/// only the caller knows the others.
 ///
-/// Reads reuse connections. Every other request goes on a connection of its own, closed after
-/// its answer: libcurl sends a request again, unseen, when a reused connection dies before any
-/// answer, so a write whose node died after carrying it out would come back as the answer to
-/// its own repeat, and a refused repeat would hide that the first one was sent.
+/// Connections are kept alive and reused, for reads and writes alike: each server has a list
+/// of idle ones, and a request takes one out (or makes one) and gives it back once its answer
+/// is read whole, so there are as many as requests run at once.
+///
+/// When a request may be sent twice: a server closes a kept-alive connection it no longer
+/// wants whenever it likes, and a request written meanwhile fails without an answer. An idle
+/// connection that the server has already closed is not used (`hasStirredWhileIdle`), but the
+/// close may cross the request. A request that fails on a reused connection before any byte of
+/// the answer arrived is sent again once, on a new connection, only when it is a GET (reading
+/// twice does no harm) or when not one byte of it was written. Any other failure once bytes
+/// were written is reported with `mayHaveArrived`: the server may have carried out a write
+/// whose answer was lost, and only the caller (the cluster's rules) may decide what follows.
+/// (libcurl, which URLSession used, repeats any request silently in that case.)
 final class HTTPTransport: Sendable {
-  private let reads: URLSession
-  private let writes: URLSession
+  /// Idle connections kept per server beyond those in use; more are closed.
+  private static let idleLimit = 8
+  /// Longer idle than this, a connection is closed rather than used: a firewall or NAT on the
+  /// way may have forgotten it without a word, and the request would wait out the timeout.
+  private static let idleLifetime = Duration.seconds(30)
 
+  private let timeout: Duration
+  private let idle = Mutex<[HTTPServer: [IdleConnection]]>([:])
+
+  private struct IdleConnection: Sendable {
+    let socket: SocketConnection
+    let since: ContinuousClock.Instant
+  }
+
+  /// A transport whose connections, reads and writes each take at most `timeout` (GIO counts
+  /// it in whole seconds, rounded up), and each answer at most `timeout` in all.
   init(timeout: Duration) {
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.urlCache = nil
-    configuration.httpCookieStorage = nil
-    configuration.timeoutIntervalForRequest = timeout.seconds
-    reads = URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
-    writes = URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
+    self.timeout = timeout
   }
 
-  deinit {
-    reads.invalidateAndCancel()
-    writes.invalidateAndCancel()
-  }
-
-  /// Sends `request` and waits for the answer; throws the transport's error (refused,
-  /// timed out, TLS) as text.
-  func send(_ request: URLRequest) throws(TransportFailure) -> HTTPResponse {
-    var request = request
-    let isRead = request.httpMethod == "GET"
-    // The writes' pool never keeps a connection, so none of them is ever reused.
-    if !isRead { request.setValue("close", forHTTPHeaderField: "Connection") }
-    let session = isRead ? reads : writes
-    let outcome = Mutex<Result<HTTPResponse, TransportFailure>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    let task = session.dataTask(with: request) { data, response, error in
-      let result: Result<HTTPResponse, TransportFailure>
-      if let response = response as? HTTPURLResponse, error == nil {
-        result = .success(
-          HTTPResponse(
-            status: response.statusCode, body: data ?? Data(), location: response.value(forHTTPHeaderField: "Location"),
-            index: response.value(forHTTPHeaderField: "X-Vault-Index")))
-      } else {
-        result = .failure(TransportFailure(error))
-      }
-      outcome.withLock { $0 = result }
-      done.signal()
+  /// Sends `request` and waits for the answer; throws what kept it from coming (refused,
+  /// timed out, TLS, a malformed or oversized answer) as text.
+  func send(_ request: HTTPRequest) throws(TransportFailure) -> HTTPResponse {
+    guard let server = HTTPServer(request.url) else {
+      throw TransportFailure(
+        reason: "\(request.url.absoluteString) is not an http or https address", mayHaveArrived: false)
     }
-    task.resume()
-    done.wait()
-    guard let result = outcome.withLock({ $0 }) else { throw TransportFailure(nil) }
-    return try result.get()
+    var message = try request.message(for: server)
+    defer { message.withUnsafeMutableBytes { Memory.wipe($0) } }
+    if let reused = takeIdle(server) {
+      do throws(ExchangeFailure) {
+        return try exchange(message, request.method, on: reused, with: server)
+      } catch {
+        let repeatable = error.nothingSent || (error.closedBeforeAnswer && request.method == "GET")
+        guard repeatable else { throw TransportFailure(reason: error.reason, mayHaveArrived: true) }
+      }
+    }
+    let fresh: SocketConnection
+    do throws(SocketFailure) {
+      fresh = try SocketConnection(to: server.origin, tls: server.isTLS, timeoutSeconds: timeoutSeconds)
+    } catch {
+      throw TransportFailure(reason: error.reason, mayHaveArrived: false)
+    }
+    do throws(ExchangeFailure) {
+      return try exchange(message, request.method, on: fresh, with: server)
+    } catch {
+      throw TransportFailure(reason: error.reason, mayHaveArrived: !error.nothingSent)
+    }
   }
-}
 
-/// Hands redirects to the caller instead of following them: a standby points at the node it
-/// believes active, which may be the one that just died, and only the caller knows the others.
-final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
-  func urlSession(
-    _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-  ) {
-    completionHandler(nil)
+  /// Writes `message` on `socket` and reads the answer; the connection goes back to the idle
+  /// list when it can carry another request.
+  private func exchange(_ message: [UInt8], _ method: String, on socket: SocketConnection, with server: HTTPServer)
+    throws(ExchangeFailure) -> HTTPResponse
+  {
+    var written = 0
+    let sent = message.withUnsafeBytes { bytes in
+      Result { () throws(SocketFailure) in try socket.write(bytes, written: &written) }
+    }
+    if case .failure(let failure) = sent {
+      throw ExchangeFailure(reason: failure.reason, nothingSent: written == 0, closedBeforeAnswer: failure.peerClosed)
+    }
+    let (response, reusable) = try ResponseReader(socket, deadline: .now + timeout).answer(to: method)
+    if reusable { giveBack(socket, to: server) }
+    return response
+  }
+
+  /// The most recently used idle connection to `server` that is still fit to use; those that
+  /// are not are closed (outside the lock: closing a TLS connection writes).
+  private func takeIdle(_ server: HTTPServer) -> SocketConnection? {
+    while let candidate = idle.withLock({ $0[server]?.popLast() }) {
+      if ContinuousClock.now - candidate.since < Self.idleLifetime, !candidate.socket.hasStirredWhileIdle {
+        return candidate.socket
+      }
+    }
+    return nil
+  }
+
+  private func giveBack(_ socket: SocketConnection, to server: HTTPServer) {
+    // One not kept is closed when the caller lets it go, after the lock.
+    idle.withLock { idle in
+      guard idle[server, default: []].count < Self.idleLimit else { return }
+      idle[server, default: []].append(IdleConnection(socket: socket, since: .now))
+    }
+  }
+
+  /// The timeout in whole seconds, at least one, as GSocketClient takes it.
+  private var timeoutSeconds: UInt32 {
+    let (seconds, attoseconds) = timeout.components
+    return UInt32(clamping: max(1, seconds + (attoseconds > 0 ? 1 : 0)))
   }
 }
 
@@ -99,14 +145,6 @@ extension Duration {
 struct TransportFailure: Error {
   let reason: String
   /// Whether the request may have reached the server (and been carried out): false only when
-  /// no connection was made.
+  /// no connection was made or not one byte of the request was written.
   let mayHaveArrived: Bool
-
-  init(_ error: (any Error)?) {
-    reason = error.map { $0.localizedDescription } ?? "no HTTP answer"
-    let notSent: Set<URLError.Code> = [
-      .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet, .badURL, .unsupportedURL,
-    ]
-    mayHaveArrived = (error as? URLError).map { !notSent.contains($0.code) } ?? true
-  }
 }

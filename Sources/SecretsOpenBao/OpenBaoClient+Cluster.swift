@@ -1,7 +1,6 @@
 // How OpenBaoClient's requests reach a cluster: the token, failover between servers, standby
 // redirects, elections and read-after-write on standbys.
 import Foundation
-import FoundationNetworking
 
 extension OpenBaoClient {
   /// Sends an authenticated request to `/v1/LOCATION`. A 403 is often just a policy, and is
@@ -154,14 +153,11 @@ extension OpenBaoClient {
     return URL(string: base + "/v1/" + encoded + (query.map { "?" + $0 } ?? "")) ?? address
   }
 
-  private func makeRequest(_ method: String, _ url: URL, body: Data?, token: String?) -> URLRequest {
-    var request = URLRequest(url: url)
-    request.httpMethod = method
-    request.httpBody = body
-    request.cachePolicy = .reloadIgnoringLocalCacheData
-    if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
-    if let token { request.setValue(token, forHTTPHeaderField: "X-Vault-Token") }
-    if let seen = index.withLock({ $0 }) { request.setValue(seen, forHTTPHeaderField: "X-Vault-Index") }
+  private func makeRequest(_ method: String, _ url: URL, body: Data?, token: String?) -> HTTPRequest {
+    var request = HTTPRequest(method: method, url: url, body: body)
+    if body != nil { request.headers.append(("Content-Type", "application/json")) }
+    if let token { request.headers.append(("X-Vault-Token", token)) }
+    if let seen = index.withLock({ $0 }) { request.headers.append(("X-Vault-Index", seen)) }
     return request
   }
 }

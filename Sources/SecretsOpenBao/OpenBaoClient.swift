@@ -1,5 +1,4 @@
 public import Foundation
-import FoundationNetworking
 import Synchronization
 import SystemCalls
 

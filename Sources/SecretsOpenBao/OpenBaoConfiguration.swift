@@ -24,7 +24,8 @@ public struct OpenBaoConfiguration: Sendable {
   /// interval.
   public var pollInterval: Duration
   /// How long one server may take to answer before the next is tried, and how long in all a
-  /// request waits for a cluster that is electing a leader or catching up.
+  /// request waits for a cluster that is electing a leader or catching up. Connecting, and each
+  /// read or write on a connection, count it in whole seconds, rounded up.
   public var requestTimeout: Duration
 
   /// A configuration from its parts.

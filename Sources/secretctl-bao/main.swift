@@ -1,5 +1,5 @@
 // secretctl with OpenBao linked: secretctl hands it the commands that need OpenBao (bao://
-// references, --store bao), so that secretctl itself never loads libcurl.
+// references, --store bao), so that secretctl itself carries no OpenBao client.
 import SecretCLI
 import SecretsOpenBao
 

@@ -37,15 +37,15 @@ struct DebianPackageTests {
     #expect(Set(depends) == Set(["libc6", "libsecret-1-0", "libglib2.0-0", "libgcrypt20"] + tpm2), "\(depends)")
   }
 
-  @Test("swift-secrets-openbao adds only libcurl (FoundationNetworking's) to swift-secrets of the same version")
-  func theOpenBaoPackageAddsOnlyLibcurl() throws {
+  @Test("swift-secrets-openbao adds only glib-networking (GIO's TLS, for https) to swift-secrets of the same version")
+  func theOpenBaoPackageAddsOnlyGIOsTLSBackend() throws {
     let deb = try Self.deb("swift-secrets-openbao")
     let depends = try Self.field("Depends", of: deb)
     let version = try Self.field("Version", of: deb)
     #expect(depends.hasPrefix("swift-secrets (= \(version)), "), "\(depends)")
     #expect(
       Set(Self.packageNames(depends))
-        == ["swift-secrets", "libc6", "libsecret-1-0", "libglib2.0-0", "libgcrypt20", "libcurl4"], "\(depends)")
+        == ["swift-secrets", "glib-networking", "libc6", "libsecret-1-0", "libglib2.0-0", "libgcrypt20"], "\(depends)")
   }
 
   @Test("lintian finds nothing to warn about in either package")

@@ -98,15 +98,14 @@ extension OpenBaoTests {
       #expect(output.stderrText.contains("127.0.0.1:\(port)"))
     }
 
-    @Test func onlySecretctlBaoLoadsLibcurl() throws {
-      let secretctl = try runProcess(
-        "ldd", [try builtExecutable("secretctl").path], environment: environmentWithoutBus,
-        in: FileManager.default.temporaryDirectory)
-      let helper = try runProcess(
-        "ldd", [try builtExecutable("secretctl-bao").path], environment: environmentWithoutBus,
-        in: FileManager.default.temporaryDirectory)
-      #expect(helper.stdoutText.contains("libcurl"), "the control: secretctl-bao links libcurl")
-      #expect(!secretctl.stdoutText.contains("libcurl"))
+    @Test func openBaoIsReachedThroughGIOWithoutLibcurl() throws {
+      for program in ["secretctl", "secretctl-bao"] {
+        let libraries = try runProcess(
+          "ldd", [try builtExecutable(program).path], environment: environmentWithoutBus,
+          in: FileManager.default.temporaryDirectory)
+        #expect(libraries.stdoutText.contains("libgio-2.0"), "the control: \(program) links GIO")
+        #expect(!libraries.stdoutText.contains("libcurl"), "\(program) loads libcurl")
+      }
     }
   }
 }

@@ -1,8 +1,7 @@
-// OpenBao from the command line. Reaching OpenBao takes FoundationNetworking, whose libcurl and
-// its TLS libraries cost every process that links them ~7 ms at start; secretctl links none of
-// it. A command that needs OpenBao (a bao:// reference, --store bao) is handed, with its
-// arguments and any standard input already read, to secretctl-bao beside it: the same commands
-// with OpenBao linked.
+// OpenBao from the command line. secretctl links no OpenBao client (nor does its package need
+// GIO's TLS backend). A command that needs OpenBao (a bao:// reference, --store bao) is handed,
+// with its arguments and any standard input already read, to secretctl-bao beside it: the same
+// commands with OpenBao linked.
 import CommandLineSyntax
 package import SecretMemory
 import SystemCalls
