@@ -144,7 +144,7 @@ package final class Daemon: @unchecked Sendable {
     }
   }
 
-  /// Checks an `ao` argument and its length before any work is done for it.
+  /// The paths of an `ao` argument, refused before they are copied out when there are too many.
   func boundedPaths(_ list: PathList) throws(StoreError) -> [String] {
     let limit = configuration.limits.maxPathsPerCall
     guard list.count <= limit else { throw .limitExceeded(.pathsPerCall, actual: list.count, maximum: limit) }

@@ -8,11 +8,13 @@ extension DaemonObject {
   /// into locked memory and never logged), `login` (the same, the user's login password) or `tpm`
   /// (the TPM secretd --tcti names, the passphrase empty). Needs `login` unlocked.
   func addUnlocker(kind: String, passphrase value: Variant, context: CallContext) throws -> DBusValue {
+    // Whatever the kind, the bytes may be a passphrase: scrubbed from the read buffer even when
+    // the call is refused.
+    context.receivedPlainSecret = true
     let sealed = try sealedCollection()
     let new: SealedCollection.NewUnlocker
     switch kind {
     case UnlockerKind.passphrase.name, UnlockerKind.login.name:
-      context.receivedPlainSecret = true
       new = .passphrase(try Self.lockedCopy(of: value), kind: kind == UnlockerKind.login.name ? .login : .passphrase)
     case UnlockerKind.tpm2.name:
       guard value.withBytes({ $0.isEmpty }) == true else {

@@ -69,8 +69,8 @@ struct DaemonObject: BusObject {
   /// makes its key with this passphrase when it has none. The passphrase is copied into locked
   /// memory, wiped when done, and never logged; the bus reader's buffer is scrubbed after.
   private func unlock(withPassphrase value: Variant, context: CallContext) throws -> DBusValue {
-    let sealed = try sealedCollection()
     context.receivedPlainSecret = true
+    let sealed = try sealedCollection()
     let passphrase = try Self.lockedCopy(of: value)
     let created: Bool
     do throws(UnlockError) {

@@ -23,7 +23,11 @@ extension DBusError: BusReportable {
     } catch let error as any BusReportable {
       throw error.busError
     } catch {
-      throw .failed("secretd could not answer: \(error)")
+      // Every area's error says what the client is told; one that does not is a mistake here,
+      // and its text is for the log, not for a client.
+      Log.error("a call failed with \(type(of: error)), which has no D-Bus reply: \(error)")
+      assertionFailure("\(type(of: error)) is not BusReportable")
+      throw .failed("secretd failed to answer this call; its log says why")
     }
   }
 }
@@ -51,8 +55,9 @@ extension DBusError {
   static func noSuchObject(_ message: String) -> DBusError {
     DBusError(name: "org.freedesktop.Secret.Error.NoSuchObject", message: message)
   }
-  static func noSession(_ message: String) -> DBusError {
-    DBusError(name: "org.freedesktop.Secret.Error.NoSession", message: message)
+  /// No session at `path` that the caller opened.
+  static func noSession(path: String) -> DBusError {
+    DBusError(name: "org.freedesktop.Secret.Error.NoSession", message: "no open session \(path) for this connection")
   }
   static func notSupported(_ message: String) -> DBusError {
     DBusError(name: "org.freedesktop.DBus.Error.NotSupported", message: message)
@@ -162,8 +167,7 @@ extension DBusError {
       self = .notSupported(
         "algorithm '\(algorithm)' is not supported; use plain or dh-ietf1024-sha256-aes128-cbc-pkcs7")
     case .invalidInput(let message): self = .invalidArgs(message)
-    case .noSession(let number):
-      self = .noSession("no open session \(ObjectPaths.session(number)) for this connection")
+    case .noSession(let number): self = .noSession(path: ObjectPaths.session(number))
     case .tooManySessions(let total, let owned):
       self = .limitsExceeded(
         "secretd keeps at most \(total) open sessions of all clients (\(Limit.allSessions.flag)), and this "

@@ -90,8 +90,9 @@ struct ItemObject: BusObject {
 
   /// SetSecret((oayays) secret)
   private func setSecret(_ secret: Variant, context: CallContext) throws -> DBusValue {
-    _ = try stored()
+    // Read first, so that a plain secret sent to an item that is gone is still scrubbed.
     let (secret, contentType) = try SecretWireFormat.read(secret, daemon: daemon, context: context)
+    _ = try stored()
     do throws(StoreError) { try daemon.store.setSecret(reference, secret, contentType: contentType) } catch {
       throw refusal(error)
     }

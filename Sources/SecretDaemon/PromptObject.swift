@@ -60,7 +60,7 @@ extension Daemon {
   /// objects unlocked (`ao`).
   func completePrompt(_ number: Int, of owner: String, dismissed: Bool, objects: [String]) {
     connection.emitSignal(
-      Signals.promptCompleted, path: ObjectPaths.prompt(number),
+      .promptCompleted, path: ObjectPaths.prompt(number),
       arguments: .tuple([.boolean(dismissed), .variant(.objectPaths(objects))]), to: [owner],
       maximumBytes: configuration.limits.maxReplySize)
   }

@@ -27,7 +27,14 @@ enum SecretWireFormat {
     guard let sessionPath = secret.child(0)?.string, let parameters = secret.child(1), let value = secret.child(2),
       let contentType = secret.child(3)?.string
     else { throw DBusError.invalidArgs("a secret is (oayays): session, parameters, value, content type") }
-    let session = try daemon.session(at: sessionPath, caller: context.sender)
+    let session: TransferSession
+    do {
+      session = try daemon.session(at: sessionPath, caller: context.sender)
+    } catch {
+      // Refused, the value may still be a secret in clear: scrubbed all the same.
+      context.receivedPlainSecret = true
+      throw error
+    }
     if session.algorithm == .plain { context.receivedPlainSecret = true }
     // Refused before decoding, so an oversized secret never takes memory; the store checks the
     // exact size of the plaintext. A cipher pads it by at most one block.

@@ -55,8 +55,13 @@ struct ServiceObject: BusObject {
 
   /// OpenSession(s algorithm, v input) -> (v output, o result)
   private func openSession(algorithm: String, input: Variant, owner: String) throws -> DBusValue {
-    let (session, serverKey) = try daemon.sessions.open(
-      algorithm: algorithm, clientKey: input.publicBytes, owner: owner)
+    // The client's key is read in place; an input that is no `ay` (plain's empty string) is none.
+    let sessions = daemon.sessions
+    let opened =
+      input.withBytes { key in
+        Result { () throws(SessionError) in try sessions.open(algorithm: algorithm, clientKey: key, owner: owner) }
+      } ?? Result { () throws(SessionError) in try sessions.open(algorithm: algorithm, clientKey: nil, owner: owner) }
+    let (session, serverKey) = try opened.get()
     let output: DBusValue = serverKey.map { .bytes($0) } ?? .string("")
     return .tuple([.variant(output), .objectPath(ObjectPaths.session(session.number))])
   }

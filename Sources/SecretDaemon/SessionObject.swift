@@ -5,9 +5,10 @@ struct SessionObject: BusObject {
   let daemon: Daemon
   let number: Int
 
-  init(daemon: Daemon, node: ObjectNode) {
+  init(daemon: Daemon, node: ObjectNode) throws(DBusError) {
+    guard case .session(let number) = node else { throw .noObject(ObjectPaths.canonical(node)) }
     self.daemon = daemon
-    number = if case .session(let number) = node { number } else { 0 }
+    self.number = number
   }
 
   // MARK: Members on the bus

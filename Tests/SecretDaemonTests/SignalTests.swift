@@ -46,7 +46,7 @@ struct SignalTests {
         Interfaces.service: ObjectPaths.root, Interfaces.collection: ObjectPaths.collection("session"),
         Interfaces.prompt: ObjectPaths.prompt(1), Interfaces.properties: ObjectPaths.root,
       ]
-      for signal in Signals.all {
+      for signal in BusSignal.allCases {
         let xml = try introspect(try #require(objects[signal.interface]))
         let interface = xml.components(separatedBy: "<interface name=\"\(signal.interface)\">").dropFirst().first
         let declared = interface?.components(separatedBy: "</interface>").first ?? ""

@@ -106,7 +106,7 @@ final class SessionRegistry: Sendable {
   /// Opens a session for `owner`, given the client's public key for DH; returns it and the
   /// server's public key (nil for plain). A client refused for holding its share is refused
   /// before any key is made; the key agreement runs outside the lock.
-  func open(algorithm name: String, clientKey: [UInt8]?, owner: String) throws(SessionError) -> (
+  func open(algorithm name: String, clientKey: UnsafeRawBufferPointer?, owner: String) throws(SessionError) -> (
     TransferSession, serverKey: [UInt8]?
   ) {
     guard let algorithm = TransferSession.Algorithm(rawValue: name) else { throw .unsupportedAlgorithm(name) }
@@ -148,9 +148,9 @@ final class SessionRegistry: Sendable {
   }
 
   /// The key and the server's public key of a key agreement for `algorithm`.
-  private static func agree(_ algorithm: TransferSession.Algorithm, _ clientKey: [UInt8]?) throws(SessionError) -> (
-    SecretBytes?, [UInt8]?
-  ) {
+  private static func agree(
+    _ algorithm: TransferSession.Algorithm, _ clientKey: UnsafeRawBufferPointer?
+  ) throws(SessionError) -> (SecretBytes?, [UInt8]?) {
     switch algorithm {
     case .plain:
       return (nil, nil)
@@ -158,12 +158,11 @@ final class SessionRegistry: Sendable {
       guard let clientKey else {
         throw .invalidInput("the DH input must be a byte array (ay) holding the client's public key")
       }
-      let agreement = clientKey.withUnsafeBytes { bytes in
-        Result { () throws(CryptoError) in try KeyAgreement.respond(toClientKey: bytes) }
-      }
-      switch agreement {
-      case .success(let result): return (result.aesKey, result.serverPublicKey)
-      case .failure(let error): throw .crypto(error)
+      do throws(CryptoError) {
+        let result = try KeyAgreement.respond(toClientKey: clientKey)
+        return (result.aesKey, result.serverPublicKey)
+      } catch {
+        throw .crypto(error)
       }
     }
   }

@@ -95,20 +95,6 @@ struct Property<Object>: Sendable {
   }
 }
 
-/// A signal, declared once: introspection lists it under its interface, and the outbox and
-/// prompts send it by this declaration.
-struct SignalDeclaration: Sendable {
-  let interface: String
-  let name: String
-  let arguments: [Argument]
-
-  init(_ interface: String, _ name: String, _ arguments: [Argument]) {
-    self.interface = interface
-    self.name = name
-    self.arguments = arguments
-  }
-}
-
 /// An object the router can make from a path once it exists, on which a declared interface runs.
 /// Its type is sent to the worker threads that make it (`SendableMetatype`).
 protocol BusObject: SendableMetatype {
@@ -128,8 +114,8 @@ struct InterfaceDeclaration<Object: BusObject>: Sendable {
     self.properties = properties
   }
 
-  /// The signals declared on this interface.
-  var signals: [SignalDeclaration] { Signals.all.filter { $0.interface == name } }
+  /// The signals sent on this interface.
+  var signals: [BusSignal] { BusSignal.allCases.filter { $0.interface == name } }
 
   /// The same interface on objects made from their path, for the router's table.
   var erased: DeclaredInterface {
@@ -202,7 +188,7 @@ struct DeclaredInterface: Sendable {
   let name: String
   let methods: [DeclaredMethod]
   let properties: [DeclaredProperty]
-  let signals: [SignalDeclaration]
+  let signals: [BusSignal]
 
   func method(_ name: String) -> DeclaredMethod? { methods.first { $0.name == name } }
   func property(_ name: String) -> DeclaredProperty? { properties.first { $0.name == name } }

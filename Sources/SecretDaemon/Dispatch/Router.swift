@@ -103,7 +103,7 @@ extension Daemon {
   /// The session at `path`, which `caller` must own; marks it used.
   func session(at path: String, caller: String) throws -> TransferSession {
     guard case .session(let number)? = ObjectNode(path: path) else {
-      throw DBusError.noSession("no open session \(path) for this connection")
+      throw DBusError.noSession(path: path)
     }
     return try sessions.session(number, caller: caller)
   }

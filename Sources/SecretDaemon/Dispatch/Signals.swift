@@ -1,32 +1,47 @@
 // Every signal secretd sends, declared once: introspection lists each under its interface, and
-// the outbox and the prompts send them by these declarations.
+// the outbox and the prompts send them by these cases, so none leaves undeclared.
 
-enum Signals {
-  static let collectionCreated = collectionSignal("CollectionCreated")
-  static let collectionDeleted = collectionSignal("CollectionDeleted")
-  static let collectionChanged = collectionSignal("CollectionChanged")
-  static let itemCreated = itemSignal("ItemCreated")
-  static let itemDeleted = itemSignal("ItemDeleted")
-  static let itemChanged = itemSignal("ItemChanged")
-  static let promptCompleted = SignalDeclaration(
-    Interfaces.prompt, "Completed", [Argument("dismissed", "b"), Argument("result", "v")])
-  static let propertiesChanged = SignalDeclaration(
-    Interfaces.properties, "PropertiesChanged",
-    [
-      Argument("interface_name", "s"), Argument("changed_properties", "a{sv}"),
-      Argument("invalidated_properties", "as"),
-    ])
+enum BusSignal: CaseIterable, Sendable {
+  case collectionCreated, collectionDeleted, collectionChanged
+  case itemCreated, itemDeleted, itemChanged
+  case promptCompleted
+  case propertiesChanged
 
-  static let all = [
-    collectionCreated, collectionDeleted, collectionChanged, itemCreated, itemDeleted, itemChanged, promptCompleted,
-    propertiesChanged,
-  ]
-
-  private static func collectionSignal(_ name: String) -> SignalDeclaration {
-    SignalDeclaration(Interfaces.service, name, [Argument("collection", "o")])
+  var interface: String {
+    switch self {
+    case .collectionCreated, .collectionDeleted, .collectionChanged: Interfaces.service
+    case .itemCreated, .itemDeleted, .itemChanged: Interfaces.collection
+    case .promptCompleted: Interfaces.prompt
+    case .propertiesChanged: Interfaces.properties
+    }
   }
 
-  private static func itemSignal(_ name: String) -> SignalDeclaration {
-    SignalDeclaration(Interfaces.collection, name, [Argument("item", "o")])
+  var name: String {
+    switch self {
+    case .collectionCreated: "CollectionCreated"
+    case .collectionDeleted: "CollectionDeleted"
+    case .collectionChanged: "CollectionChanged"
+    case .itemCreated: "ItemCreated"
+    case .itemDeleted: "ItemDeleted"
+    case .itemChanged: "ItemChanged"
+    case .promptCompleted: "Completed"
+    case .propertiesChanged: "PropertiesChanged"
+    }
   }
+
+  var arguments: [Argument] {
+    switch self {
+    case .collectionCreated, .collectionDeleted, .collectionChanged: [Argument("collection", "o")]
+    case .itemCreated, .itemDeleted, .itemChanged: [Argument("item", "o")]
+    case .promptCompleted: [Argument("dismissed", "b"), Argument("result", "v")]
+    case .propertiesChanged:
+      [
+        Argument("interface_name", "s"), Argument("changed_properties", "a{sv}"),
+        Argument("invalidated_properties", "as"),
+      ]
+    }
+  }
+
+  /// The tuple type of the signal's body, such as `(o)`.
+  var signature: String { "(" + arguments.map(\.type).joined() + ")" }
 }

@@ -10,8 +10,8 @@ struct WireType<Value>: Sendable {
 }
 
 extension WireType where Value == String {
-  static var string: Self { WireType(signature: "s") { $0.string } }
-  static var objectPath: Self { WireType(signature: "o") { $0.string } }
+  static var string: Self { WireType(signature: "s") { $0.isOfType("s") ? $0.string : nil } }
+  static var objectPath: Self { WireType(signature: "o") { $0.isOfType("o") ? $0.string : nil } }
 }
 
 extension WireType where Value == Bool {
@@ -38,9 +38,9 @@ extension WireType where Value == Variant {
   /// A `v`, unboxed.
   static var variant: Self { WireType(signature: "v") { $0.unboxed } }
   /// An `ay`, left in the message so that a secret is copied only into locked memory.
-  static var byteArray: Self { WireType(signature: "ay") { $0 } }
+  static var byteArray: Self { WireType(signature: "ay") { $0.isOfType("ay") ? $0 : nil } }
   /// The Secret Service's secret struct, read by ``SecretWireFormat``.
-  static var secret: Self { WireType(signature: "(oayays)") { $0 } }
+  static var secret: Self { WireType(signature: "(oayays)") { $0.isOfType("(oayays)") ? $0 : nil } }
 }
 
 /// An `ao` as it arrived: its length is known before its paths are copied out, so a call can

@@ -46,24 +46,24 @@ final class SignalOutbox: Sendable {
     for event in batch {
       switch event {
       case .collectionCreated(let name, let collections):
-        send.signal(Signals.collectionCreated, ObjectPaths.root, .objectPath(ObjectPaths.collection(name)))
+        send.signal(.collectionCreated, ObjectPaths.root, .objectPath(ObjectPaths.collection(name)))
         send.collections(collections)
       case .collectionDeleted(let name, let collections):
-        send.signal(Signals.collectionDeleted, ObjectPaths.root, .objectPath(ObjectPaths.collection(name)))
+        send.signal(.collectionDeleted, ObjectPaths.root, .objectPath(ObjectPaths.collection(name)))
         send.collections(collections)
       case .collectionChanged(let name, let label, let locked):
-        send.signal(Signals.collectionChanged, ObjectPaths.root, .objectPath(ObjectPaths.collection(name)))
+        send.signal(.collectionChanged, ObjectPaths.root, .objectPath(ObjectPaths.collection(name)))
         send.propertiesChanged(
           ObjectPaths.collection(name), Interfaces.collection, ["Label": .string(label), "Locked": .boolean(locked)])
       case .itemCreated(let reference), .itemDeleted(let reference):
-        let signal = if case .itemCreated = event { Signals.itemCreated } else { Signals.itemDeleted }
+        let signal: BusSignal = if case .itemCreated = event { .itemCreated } else { .itemDeleted }
         send.signal(signal, ObjectPaths.collection(reference.collection), .objectPath(ObjectPaths.item(reference)))
         if !itemsChanged.contains(reference.collection) { itemsChanged.append(reference.collection) }
       case .itemsListed(let name, let numbers):
         send.items(of: name, numbers)
       case .itemChanged(let reference, let item):
         send.signal(
-          Signals.itemChanged, ObjectPaths.collection(reference.collection), .objectPath(ObjectPaths.item(reference)))
+          .itemChanged, ObjectPaths.collection(reference.collection), .objectPath(ObjectPaths.item(reference)))
         send.propertiesChanged(
           ObjectPaths.item(reference), Interfaces.item,
           [
@@ -82,7 +82,7 @@ final class SignalOutbox: Sendable {
     let outbox: SignalOutbox
     let recipients: [String]
 
-    func signal(_ signal: SignalDeclaration, _ path: String, _ argument: DBusValue) {
+    func signal(_ signal: BusSignal, _ path: String, _ argument: DBusValue) {
       send(signal, path, .tuple([argument]))
     }
 
@@ -108,14 +108,14 @@ final class SignalOutbox: Sendable {
     ) {
       let entries = changed.sorted { $0.key < $1.key }.map { DBusValue.dictEntry(.string($0.key), .variant($0.value)) }
       send(
-        Signals.propertiesChanged, path,
+        .propertiesChanged, path,
         .tuple([
           .string(interface), .array(elementType: "{sv}", entries),
           .array(elementType: "s", invalidated.map { .string($0) }),
         ]))
     }
 
-    private func send(_ signal: SignalDeclaration, _ path: String, _ arguments: DBusValue) {
+    private func send(_ signal: BusSignal, _ path: String, _ arguments: DBusValue) {
       outbox.connection.emitSignal(
         signal, path: path, arguments: arguments, to: recipients, maximumBytes: outbox.maximumBytes)
     }

@@ -189,11 +189,12 @@ package final class BusConnection: @unchecked Sendable {
   /// Emits a signal to each of `destinations` by name, unless its body exceeds `maximumBytes`,
   /// which no signal built within the daemon's limits does. Wraps g_dbus_connection_emit_signal.
   func emitSignal(
-    _ signal: SignalDeclaration, path: String, arguments: DBusValue, to destinations: [String], maximumBytes: Int
+    _ signal: BusSignal, path: String, arguments: DBusValue, to destinations: [String], maximumBytes: Int
   ) {
     let (interface, name) = (signal.interface, signal.name)
     let body = g_variant_ref_sink(arguments.makeFloating())
     defer { g_variant_unref(body) }
+    assert(String(cString: g_variant_get_type_string(body)) == signal.signature, "\(name) sent unlike its declaration")
     let size = Int(g_variant_get_size(body))
     guard size <= maximumBytes else {
       Log.error("signal \(interface).\(name) on \(path) would be \(size) bytes, over \(maximumBytes); not sent")
