@@ -31,10 +31,17 @@ struct BenchmarkFigureTests {
       FigureSource(
         "SecretdBenchmark", ["At 1300 items", "gnome-keyring login (disk)"], "lookups/s, secretd is × faster"),
     ],
+    "creates/s at 300 items (new items, not replacing)": [
+      FigureSource("SecretdBenchmark", ["At 300 items", "secretd (memory)"], "creates/s"),
+      FigureSource(
+        "SecretdBenchmark", ["At 300 items", "gnome-keyring session (memory)"], "creates/s, secretd is × faster"),
+    ],
     "secretd against its build before the arena (6ce752f), at 1,300 items": [
       FigureSource("SecretdBenchmark", ["At 1300 items", "secretd 6ce752f (memory)"], "stores/s, secretd is × faster"),
       FigureSource(
         "SecretdBenchmark", ["At 1300 items", "secretd 6ce752f (memory)"], "lookups/s, secretd is × faster"),
+      FigureSource(
+        "SecretdBenchmark", ["At 1300 items", "secretd 6ce752f (memory)"], "creates/s, secretd is × faster"),
     ],
     "from exec to serving, handed back 10,000 items": [
       FigureSource("SecretdRestartBenchmark", ["secretd handed 10000 items"], "ms to serving"),
@@ -62,8 +69,9 @@ struct BenchmarkFigureTests {
     "SharedState `withLock` against a `Mutex` with Observation's registrar told around it": [
       FigureSource("SharedStateBenchmark", ["1 thread"], "Shared/Mutex with registrar")
     ],
-    "SecretKey over OpenBao: `save()` against the same request from python's `http.client`": [
-      FigureSource("OpenBaoBenchmark", ["save() vs a check-and-set POST"], "ratio SecretKey / plain, round by round")
+    "SecretKey over OpenBao against the same requests from python's `http.client`, both on one kept-alive connection": [
+      FigureSource("OpenBaoBenchmark", ["save() vs a check-and-set POST"], "ratio SecretKey / plain, round by round"),
+      FigureSource("OpenBaoBenchmark", ["load() vs a GET"], "ratio SecretKey / plain, round by round"),
     ],
   ]
 
