@@ -7,10 +7,7 @@ extension DaemonObject {
   /// AddUnlocker(s kind, ay passphrase) -> (u number): `passphrase` (the passphrase given, copied
   /// into locked memory and never logged), `login` (the same, the user's login password) or `tpm`
   /// (the TPM secretd --tcti names, the passphrase empty). Needs `login` unlocked.
-  func addUnlocker(kind: String, passphrase value: Variant, context: CallContext) throws -> DBusValue {
-    // Whatever the kind, the bytes may be a passphrase: scrubbed from the read buffer even when
-    // the call is refused.
-    context.receivedPlainSecret = true
+  func addUnlocker(kind: String, passphrase value: Variant) throws -> DBusValue {
     let sealed = try sealedCollection()
     let new: SealedCollection.NewUnlocker
     switch kind {

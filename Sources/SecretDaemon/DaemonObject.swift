@@ -23,15 +23,15 @@ struct DaemonObject: BusObject {
       },
       // The Argon2id derivation runs outside the store's lock; the loading takes its write lock.
       Method(
-        "UnlockWithPassphrase", in: Input("passphrase", .byteArray), out: [Argument("created", "b")], access: .none,
+        "UnlockWithPassphrase", in: Input("passphrase", .passphrase), out: [Argument("created", "b")], access: .none,
         cost: .unbounded
-      ) { object, context, passphrase in try object.unlock(withPassphrase: passphrase, context: context) },
+      ) { object, _, passphrase in try object.unlock(withPassphrase: passphrase) },
       // Argon2id or the TPM runs outside the store's lock; the key file changes one at a time.
       Method(
-        "AddUnlocker", in: Input("kind", .string), Input("passphrase", .byteArray), out: [Argument("number", "u")],
+        "AddUnlocker", in: Input("kind", .string), Input("passphrase", .passphrase), out: [Argument("number", "u")],
         access: .none, cost: .unbounded
-      ) { object, context, kind, passphrase in
-        try object.addUnlocker(kind: kind, passphrase: passphrase, context: context)
+      ) { object, _, kind, passphrase in
+        try object.addUnlocker(kind: kind, passphrase: passphrase)
       },
       Method("ListUnlockers", out: [Argument("unlockers", "a(us)")], access: .none, cost: .unbounded) { object, _ in
         try object.listUnlockers()
@@ -68,8 +68,7 @@ struct DaemonObject: BusObject {
   /// UnlockWithPassphrase(ay passphrase) -> (b created): unlocks the persistent collection, or
   /// makes its key with this passphrase when it has none. The passphrase is copied into locked
   /// memory, wiped when done, and never logged; the bus reader's buffer is scrubbed after.
-  private func unlock(withPassphrase value: Variant, context: CallContext) throws -> DBusValue {
-    context.receivedPlainSecret = true
+  private func unlock(withPassphrase value: Variant) throws -> DBusValue {
     let sealed = try sealedCollection()
     let passphrase = try Self.lockedCopy(of: value)
     let created: Bool

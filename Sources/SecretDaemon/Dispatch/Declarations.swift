@@ -51,11 +51,16 @@ struct Method<Object>: Sendable {
     _ handler: @escaping @Sendable (Object, CallContext, repeat each Value) throws -> DBusValue
   ) {
     var arguments: [Argument] = []
-    for input in repeat each inputs { arguments.append(input.argument) }
+    var carriesSecret = false
+    for input in repeat each inputs {
+      arguments.append(input.argument)
+      carriesSecret = carriesSecret || input.type.carriesSecret
+    }
     (self.name, self.inputs, self.outputs, self.access, self.cost) = (name, arguments, outputs, access, cost)
     let declared = (repeat each inputs)
-    self.handler = { object, body, context throws(DBusError) in
-      try DBusError.reporting {
+    self.handler = { [carriesSecret] object, body, context throws(DBusError) in
+      if carriesSecret { context.receivedPlainSecret = true }
+      return try DBusError.reporting {
         var position = 0
         let values = (repeat try (each declared).read(from: body, at: &position, of: name))
         return try handler(object, context, repeat each values)

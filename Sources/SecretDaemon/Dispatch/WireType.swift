@@ -6,6 +6,9 @@ import GLibBridge
 /// A D-Bus type and how a value of it reaches a handler.
 struct WireType<Value>: Sendable {
   let signature: String
+  /// Its bytes may be a secret sent in clear: the message that carried it is scrubbed from the
+  /// bus reader's buffer once the call is answered, whatever the answer.
+  var carriesSecret = false
   let read: @Sendable (Variant) -> Value?
 }
 
@@ -37,9 +40,11 @@ extension WireType where Value == PathList {
 extension WireType where Value == Variant {
   /// A `v`, unboxed.
   static var variant: Self { WireType(signature: "v") { $0.unboxed } }
-  /// An `ay`, left in the message so that a secret is copied only into locked memory.
-  static var byteArray: Self { WireType(signature: "ay") { $0.isOfType("ay") ? $0 : nil } }
-  /// The Secret Service's secret struct, read by ``SecretWireFormat``.
+  /// An `ay` holding a passphrase, left in the message so that it is copied only into locked
+  /// memory.
+  static var passphrase: Self { WireType(signature: "ay", carriesSecret: true) { $0.isOfType("ay") ? $0 : nil } }
+  /// The Secret Service's secret struct, read by ``SecretWireFormat`` (which asks for the scrub
+  /// when its session is `plain`: a DH secret is ciphertext).
   static var secret: Self { WireType(signature: "(oayays)") { $0.isOfType("(oayays)") ? $0 : nil } }
 }
 
