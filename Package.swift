@@ -51,7 +51,7 @@ let package = Package(
     // module so that nothing else carries an OpenBao client.
     .target(
       name: "SecretsOpenBao",
-      dependencies: ["CGio", "GLibBridge", "Secrets", "SecretClient", "SharedState", "SystemCalls"],
+      dependencies: ["CGio", "GLibBridge", "Secrets", "SecretClient", "SecretMemory", "SharedState", "SystemCalls"],
       swiftSettings: swiftSettings),
     .target(
       name: "SecretDaemon",

@@ -28,13 +28,11 @@ struct HTTPRequest: Sendable {
       throw TransportFailure(
         reason: "a request field or path holds a line break or NUL; check the token's source", mayHaveArrived: false)
     }
+    let lines = [method, " ", target, " HTTP/1.1\r\n"] + fields.flatMap { [$0.0, ": ", $0.1, "\r\n"] } + ["\r\n"]
+    // Sized exactly, so the array never grows: growing would free a block holding the token.
     var bytes: [UInt8] = []
-    bytes.reserveCapacity(256 + (body?.count ?? 0))
-    for part in [method, " ", target, " HTTP/1.1\r\n"] { bytes.append(contentsOf: part.utf8) }
-    for (name, value) in fields {
-      for part in [name, ": ", value, "\r\n"] { bytes.append(contentsOf: part.utf8) }
-    }
-    bytes.append(contentsOf: "\r\n".utf8)
+    bytes.reserveCapacity(lines.reduce(0) { $0 + $1.utf8.count } + (body?.count ?? 0))
+    for part in lines { bytes.append(contentsOf: part.utf8) }
     if let body { bytes.append(contentsOf: body) }
     return bytes
   }

@@ -2,6 +2,7 @@
 // body of a stated length, in chunks, or up to the server's close, within bounds that a hostile
 // server cannot push past (it could otherwise fill this process's memory).
 import Foundation
+import SecretMemory
 import SystemCalls
 
 /// Why an exchange failed, and how far it got: what the transport needs to tell whether the
@@ -57,6 +58,8 @@ final class ResponseReader {
       body = Data()
     } else if head.isChunked {
       body = try readChunks()
+      // Both framings named: a proxy on the way may have read the other one (RFC 9112, 6.3).
+      if head.fields["content-length"] != nil { reusable = false }
     } else if let length = try head.contentLength() {
       guard length <= Self.bodyLimit else { throw refusal("the answer's body exceeds 64 MiB") }
       try fill(until: length)
@@ -87,8 +90,8 @@ final class ResponseReader {
   /// A chunked body: each chunk's size in hex (and extensions after `;`), its bytes, CRLF;
   /// a chunk of size 0, then trailer fields up to an empty line.
   private func readChunks() throws(ExchangeFailure) -> Data {
-    var body: [UInt8] = []
-    defer { body.withUnsafeMutableBytes { Memory.wipe($0) } }
+    // SecretBytes wipes its old block when it grows: the body is a secret.
+    let body = SecretBytes()
     while true {
       let end = try readLine(endingAt: [13, 10], limit: 1024, what: "a chunk's size line")
       let digits = received[position..<end].prefix { $0 != UInt8(ascii: ";") }.filter { $0 != 32 && $0 != 9 }
@@ -110,7 +113,7 @@ final class ResponseReader {
       let end = try readLine(endingAt: [13, 10], limit: Self.headLimit, what: "trailer fields")
       let empty = end == position
       position = end + 2
-      if empty { return Data(body) }
+      if empty { return body.withUnsafeBytes { Data($0) } }
       guard position - trailerStart <= Self.headLimit else { throw refusal("the answer's trailer exceeds 64 KiB") }
     }
   }
@@ -149,20 +152,35 @@ final class ResponseReader {
     }
   }
 
+  /// Appends `bytes` to what was received; when the array must grow, the block it leaves is
+  /// wiped first (an answer holds secrets, and Array's growth would free it as it is).
+  private func appendWiping(_ bytes: ArraySlice<UInt8>) {
+    if received.count + bytes.count > received.capacity {
+      var grown: [UInt8] = []
+      grown.reserveCapacity(max(received.capacity * 2, received.count + bytes.count))
+      grown.append(contentsOf: received)
+      received.withUnsafeMutableBytes { Memory.wipe($0) }
+      received = grown
+    }
+    received.append(contentsOf: bytes)
+  }
+
   /// Receives what the server sent next; false when it closed the connection.
   private func receive() throws(ExchangeFailure) -> Bool {
     guard ContinuousClock.now < deadline else { throw refusal("no complete answer within the request timeout") }
     if position > Self.headLimit, position * 2 > received.count {
-      received.withUnsafeMutableBytes { Memory.wipe(UnsafeMutableRawBufferPointer(rebasing: $0[..<position])) }
-      received.removeFirst(position)
-      position = 0
+      // The tail moves to a new array and the old one is wiped whole: shifting in place would
+      // leave stale bytes past the new end.
+      let tail = Array(received[position...])
+      received.withUnsafeMutableBytes { Memory.wipe($0) }
+      (received, position) = (tail, 0)
     }
     let outcome = scratch.withUnsafeMutableBytes { buffer in
       Result { () throws(SocketFailure) in try socket.read(into: buffer) }
     }
     switch outcome {
     case .success(let count):
-      received.append(contentsOf: scratch[..<count])
+      appendWiping(scratch[..<count])
       return count > 0
     case .failure(let failure):
       throw ExchangeFailure(reason: failure.reason, closedBeforeAnswer: failure.peerClosed && received.isEmpty)
