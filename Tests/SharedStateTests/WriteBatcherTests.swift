@@ -99,6 +99,45 @@ struct WriteBatcherTests {
     #expect(completions.all == [true])
   }
 
+  @Test func anExplicitWriteOfTheValueAChangeIsWritingWaitsForThatWriteInsteadOfRepeatingIt() throws {
+    let leads = WriteLog<@Sendable () -> Void>()
+    let batcher = WriteBatcher<Int>(
+      clock: clock.clock, lead: { leads.append($0) }, flushesAtExit: false, write: { [log] in log.append($0) })
+    batcher.schedule(1)
+    let save = batcher.claimWriteNow(1, joiningLeadIf: { $0 == 1 })
+    for write in leads.all { write() }
+    try save()
+    #expect(log.all == [1])
+    // Positive control: a value other than the one on its way is written by the explicit write.
+    batcher.schedule(2)
+    let other = batcher.claimWriteNow(3, joiningLeadIf: { $0 == 3 })
+    for write in leads.all.dropFirst() { write() }
+    try other()
+    #expect(log.all == [1, 2, 3])
+  }
+
+  @Test func anExplicitWriteThatWaitedForAChangesWriteReportsItsFailure() {
+    struct Refused: Error {}
+    let leads = WriteLog<@Sendable () -> Void>()
+    let batcher = WriteBatcher<Int>(
+      clock: clock.clock, lead: { leads.append($0) }, flushesAtExit: false, write: { _ in throw Refused() })
+    batcher.schedule(1)
+    let save = batcher.claimWriteNow(1, joiningLeadIf: { $0 == 1 })
+    for write in leads.all { write() }
+    #expect(throws: Refused.self) { try save() }
+  }
+
+  @Test func anExplicitWriteWaitingForAChangesWriteIsAnsweredByAFlushThatMakesIt() throws {
+    let leads = WriteLog<@Sendable () -> Void>()
+    let batcher = WriteBatcher<Int>(
+      clock: clock.clock, lead: { leads.append($0) }, flushesAtExit: false, write: { [log] in log.append($0) })
+    batcher.schedule(1)
+    let save = batcher.claimWriteNow(1, joiningLeadIf: { $0 == 1 })
+    try batcher.flush()
+    try save()
+    #expect(log.all == [1])
+  }
+
   @Test func aValueStoredDespiteAnErrorIsNeverReplacedByAnOlderOne() throws {
     let written = WriteLog<Int>()
     let batcher = WriteBatcher<Int>(clock: clock.clock, lead: WriteBatcher<Int>.inPlace, flushesAtExit: false) {

@@ -162,8 +162,10 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
       scheduleWrite(value, continuation)
     case .userInitiated:
       // The write takes its place now, so a mutation made after `save()` began stays pending
-      // and is written after this value, never dropped in its favour.
-      let write = batcher.claimWriteNow(value)
+      // and is written after this value, never dropped in its favour. A change being written
+      // at once with the same contents (`save()` right after it) is waited for, not repeated.
+      let contents = try? encode(value)
+      let write = batcher.claimWriteNow(value, joiningLeadIf: { [encode] in (try? encode($0)) == contents })
       DispatchQueue.global().async { [self] in
         let result = Result { try write() }
         reachedStore(result)

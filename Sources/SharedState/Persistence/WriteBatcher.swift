@@ -12,7 +12,8 @@ import Synchronization
 /// change is stored without waiting, and a stream of changes costs at most two writes in any
 /// stretch of one window. A window of zero writes each value at once, on the caller's thread.
 /// ``writeNow(_:)`` (for `.userInitiated` saves) cancels the pending write and the window and
-/// writes before returning. Pending values are flushed by ``flush()``, when the batcher is
+/// writes before returning; a claimed write of the very value a first write is carrying waits
+/// for that write instead of making a second one (a `save()` right after a change). Pending values are flushed by ``flush()``, when the batcher is
 /// released, and at process exit and on SIGTERM/SIGINT through ``PendingWrites``.
 ///
 /// Writes never overlap and never go backwards: a value scheduled earlier is never written
@@ -27,6 +28,8 @@ package final class WriteBatcher<Value: Sendable>: Sendable {
     var value: Value
     var sequence: UInt64
     var completion: Completion?
+    /// Explicit writes of this value waiting for its write (for a change written at once).
+    var waiters: LeadWaiters?
   }
 
   private struct State {
@@ -43,7 +46,7 @@ package final class WriteBatcher<Value: Sendable>: Sendable {
   /// What a scheduled value does.
   private enum Schedule {
     /// Written now; it opens the window with this id.
-    case leads(sequence: UInt64, windowID: UInt64)
+    case leads(sequence: UInt64, windowID: UInt64, waiters: LeadWaiters)
     /// Waits for the open window, replacing the value whose completion is given.
     case waits(superseded: Completion?)
   }
@@ -123,20 +126,22 @@ package final class WriteBatcher<Value: Sendable>: Sendable {
       }
       state.windowOpen = true
       state.windowID += 1
-      state.leading = Pending(value: value, sequence: state.nextSequence)
-      return .leads(sequence: state.nextSequence, windowID: state.windowID)
+      let waiters = LeadWaiters()
+      state.leading = Pending(value: value, sequence: state.nextSequence, waiters: waiters)
+      return .leads(sequence: state.nextSequence, windowID: state.windowID, waiters: waiters)
     }
     switch next {
     case .waits(let superseded):
       // The superseded value will never be written on its own: the later one carries it.
       superseded?(.success(()))
-    case .leads(let sequence, let windowID):
+    case .leads(let sequence, let windowID, let waiters):
       openWindow(windowID)
       lead { [self] in
         let result = perform(value, sequence: sequence)
         state.withLock { state in
           if state.leading?.sequence == sequence { state.leading = nil }
         }
+        waiters.deliver(result)
         completion?(result)
       }
     }
@@ -170,17 +175,27 @@ package final class WriteBatcher<Value: Sendable>: Sendable {
   /// pending write and the window and gives `value` its place in write order at once, and
   /// returns the write itself. A value scheduled after this call is newer: it is never replaced
   /// by `value`.
-  package func claimWriteNow(_ value: Value) -> @Sendable () throws -> Void {
-    let (sequence, superseded, window) = state.withLock { state in
+  ///
+  /// - Parameter isLeadingValue: Whether the value a change is being written at once with
+  ///   stores the same as `value`. When it does and no later change waits, the returned write
+  ///   waits for that write and reports its result instead of writing again: that write ends
+  ///   after this call, so the store holds `value` just as if it had been written here.
+  package func claimWriteNow(
+    _ value: Value, joiningLeadIf isLeadingValue: (Value) -> Bool = { _ in false }
+  ) -> @Sendable () throws -> Void {
+    let (sequence, superseded, window, joined) = state.withLock { state in
       state.nextSequence += 1
       let superseded = state.pending
       let window = state.window
+      let leading = state.leading
+      let joined = superseded == nil && leading.map { isLeadingValue($0.value) } == true ? leading?.waiters : nil
       state.pending = nil
       state.window = nil
       state.windowOpen = false
-      return (state.nextSequence, superseded, window)
+      return (state.nextSequence, superseded, window, joined)
     }
     window?.cancel()
+    if let joined { return { try joined.wait().get() } }
     return { [self] in
       let result = perform(value, sequence: sequence)
       superseded?.completion?(result)
@@ -212,6 +227,7 @@ package final class WriteBatcher<Value: Sendable>: Sendable {
     let leading = state.withLock { $0.leading.take() }
     // Written here unless its own thread got there first (then this is skipped as written).
     let leadResult = leading.map { perform($0.value, sequence: $0.sequence) } ?? .success(())
+    leading?.waiters?.deliver(leadResult)
     let (pending, window) = takePending()
     window?.cancel()
     guard let pending else { return leadResult }
@@ -275,6 +291,29 @@ package final class WriteBatcher<Value: Sendable>: Sendable {
         return .failure(error)
       }
     }
+  }
+}
+
+/// The explicit writes waiting for a change's first write, and that write's result once made:
+/// whichever of its own thread and a flush makes it first reports to them.
+private final class LeadWaiters: Sendable {
+  private let result = Mutex<Result<Void, any Error>?>(nil)
+  private let made = DispatchSemaphore(value: 0)
+
+  func deliver(_ outcome: Result<Void, any Error>) {
+    let first = result.withLock { result in
+      guard result == nil else { return false }
+      result = outcome
+      return true
+    }
+    // Every waiter takes the signal and gives it back for the next.
+    if first { made.signal() }
+  }
+
+  func wait() -> Result<Void, any Error> {
+    made.wait()
+    defer { made.signal() }
+    return result.withLock { $0 } ?? .failure(CancellationError())
   }
 }
 
