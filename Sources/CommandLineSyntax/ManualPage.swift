@@ -171,7 +171,7 @@ extension Substring {
 }
 
 extension String {
-  fileprivate func replacingEvery(_ target: String, with replacement: String) -> String {
+  fileprivate func replacingEvery(_ target: Character, with replacement: String) -> String {
     split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
   }
 }

@@ -6,10 +6,12 @@ import SystemCalls
 /// An allocator of locked, non-dumpable memory.
 ///
 /// Pages come from `mmap`, are pinned with `mlock` (never swapped) and marked `MADV_DONTDUMP`
-/// (left out of core dumps). Blocks are handed out in power-of-two size classes from 64 KiB
-/// slabs; larger blocks get their own mapping. Every block is wiped with `explicit_bzero`
-/// when it is freed, before it can be reused. Calls run on several threads, so the state sits
-/// behind a `Mutex`.
+/// (left out of core dumps). Blocks are handed out in power-of-two size classes, cut on demand
+/// from one 64 KiB slab at a time that every class shares: a program that keeps three small
+/// secrets locks one slab, not one per class, and pays for no list of blocks it never uses (a
+/// one-shot `secretctl get` starts faster). Larger blocks get their own mapping. Every block is
+/// wiped with `explicit_bzero` when it is freed, before it can be reused. Calls run on several
+/// threads, so the state sits behind a `Mutex`.
 ///
 /// When the kernel refuses to lock more memory (RLIMIT_MEMLOCK), the allocation fails, unless
 /// ``allowUnlocked`` says secrets may live in memory that could be swapped. A client would
@@ -22,6 +24,8 @@ package enum SecureMemory {
   struct State: ~Copyable {
     /// Free blocks by size class, as addresses (plain integers keep the state Sendable).
     var freeLists: [[UInt]] = Array(repeating: [], count: 12)
+    /// What is left of the newest slab, not yet cut into blocks.
+    var uncut: Range<UInt> = 0..<0
     var warnedUnlocked = false
     /// Why the last block could not be mapped or locked.
     var lastFailure: String?
@@ -80,16 +84,39 @@ package enum SecureMemory {
       }
       let size = smallestClass << index
       if let block = state.freeLists[index].popLast() { return (block, size) }
-      guard let slab = mapLocked(slabSize, state: &state) else { return nil }
-      var offset = size
-      while offset < slabSize {
-        state.freeLists[index].append(slab + UInt(offset))
-        offset += size
-      }
-      return (slab, size)
+      guard let block = cut(size, state: &state) else { return nil }
+      return (block, size)
     }
     guard let block, let pointer = UnsafeMutableRawPointer(bitPattern: block.0) else { return nil }
     return (pointer, block.1)
+  }
+
+  /// A block of `size` (a size class) cut from the newest slab, or from a new one when it has
+  /// too little left; what the old one had left goes to the free lists, in the largest blocks
+  /// that fit. Blocks of one slab are cut in order, so each is aligned to the smallest class.
+  private static func cut(_ size: Int, state: inout State) -> UInt? {
+    if state.uncut.count < size {
+      guard let slab = mapLocked(slabSize, state: &state) else { return nil }
+      keepLeftover(of: state.uncut, state: &state)
+      state.uncut = slab..<slab + UInt(slabSize)
+    }
+    let block = state.uncut.lowerBound
+    state.uncut = block + UInt(size)..<state.uncut.upperBound
+    return block
+  }
+
+  private static func keepLeftover(of leftover: Range<UInt>, state: inout State) {
+    var start = leftover.lowerBound
+    var index = state.freeLists.count - 1
+    while index >= 0 {
+      let size = UInt(smallestClass << index)
+      if leftover.upperBound - start >= size {
+        state.freeLists[index].append(start)
+        start += size
+      } else {
+        index -= 1
+      }
+    }
   }
 
   /// Wipes and returns a block.

@@ -224,8 +224,8 @@ enum Template {
   ) throws(CLIError) -> SecretBytes {
     let output = SecretBytes()
     var rest = template[...]
-    while let open = rest.firstRange(of: Array("{{".utf8)),
-      let close = rest[open.upperBound...].firstRange(of: Array("}}".utf8))
+    while let open = rest.firstRange(matching: "{{".utf8),
+      let close = rest[open.upperBound...].firstRange(matching: "}}".utf8)
     {
       let inner = String(decoding: rest[open.upperBound..<close.lowerBound], as: UTF8.self)
       let trimmed = inner.trimmingBlanks

@@ -118,7 +118,7 @@ private struct Setup {
   /// Whether an earlier `setup --persistent` turned persistence on; a plain `setup` keeps it.
   var isPersistent: Bool {
     Files.exists(persistentDropIn)
-      || (try? Files.read(activationFile)).map { String(decoding: $0, as: UTF8.self).contains(" --persistent\n") }
+      || (try? Files.read(activationFile)).map { String(decoding: $0, as: UTF8.self).includes(" --persistent\n") }
         == true
   }
 
@@ -175,7 +175,7 @@ private struct Setup {
 
   /// Whether the running secretd was started with --persistent (its command line, from the unit).
   private var runsPersistent: Bool {
-    run("systemctl", ["--user", "show", "-p", "ExecStart", "--value", "secretd.service"]).output.contains(
+    run("systemctl", ["--user", "show", "-p", "ExecStart", "--value", "secretd.service"]).output.includes(
       "--persistent")
       && run("systemctl", ["--user", "show", "-p", "NeedDaemonReload", "--value", "secretd.service"]).output
         .hasPrefix("no")
@@ -210,7 +210,7 @@ private struct Setup {
   func remove(_ console: Console) throws(CLIError) {
     if let text = try? Files.read(activationFile) {
       let exec = String(decoding: text, as: UTF8.self)
-      guard exec.contains("Exec=\(secretd)\n") || exec.contains("Exec=\(secretd) --persistent\n") else {
+      guard exec.includes("Exec=\(secretd)\n") || exec.includes("Exec=\(secretd) --persistent\n") else {
         throw .usage("\(activationFile) does not start this secretd (\(secretd)); left alone")
       }
       try Files.remove(activationFile, or: "cannot remove the activation file")

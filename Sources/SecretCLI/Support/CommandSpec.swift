@@ -8,7 +8,10 @@ struct CommandSpec: Sendable {
   var name: String
   var summary: String
   /// Paragraphs shown after the usage line in `--help`: exit statuses, examples, caveats.
-  var discussion: String
+  var discussion: String { makeDiscussion() }
+  /// Builds the discussion when help asks for it: a command that runs never pays for the
+  /// help text of every command in the table.
+  private let makeDiscussion: @Sendable () -> String
   var arguments: [ArgumentSpec]
   var options: [OptionSpec]
   /// Stop reading options at the first positional word, as env(1) does, so that
@@ -17,13 +20,14 @@ struct CommandSpec: Sendable {
   var run: @Sendable (ParsedArguments, Console) throws(CLIError) -> ExitStatus
 
   init(
-    _ name: String, summary: String, discussion: String = "", arguments: [ArgumentSpec] = [],
+    _ name: String, summary: String, discussion: @autoclosure @escaping @Sendable () -> String = "",
+    arguments: [ArgumentSpec] = [],
     options: [OptionSpec] = [], optionsEndAtFirstPositional: Bool = false,
     run: @escaping @Sendable (ParsedArguments, Console) throws(CLIError) -> ExitStatus
   ) {
     self.name = name
     self.summary = summary
-    self.discussion = discussion
+    self.makeDiscussion = discussion
     self.arguments = arguments
     self.options = options
     self.optionsEndAtFirstPositional = optionsEndAtFirstPositional

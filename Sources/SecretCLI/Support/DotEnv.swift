@@ -50,7 +50,7 @@ enum DotEnv {
       return unescaped(value.dropFirst())
     }
     // Unquoted: a comment starts at " #".
-    let cut = value.ranges(of: " #").first?.lowerBound ?? value.endIndex
+    let cut = value.utf8.firstRange(matching: " #".utf8)?.lowerBound ?? value.endIndex
     return String(trimmed(value[..<cut]))
   }
 

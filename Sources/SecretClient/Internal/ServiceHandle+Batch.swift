@@ -38,13 +38,25 @@ extension ServiceHandle {
     var start = 0
     while start < calls.count {
       let window = calls[start..<min(start + Self.callsInFlight, calls.count)]
-      results += callTogether(Array(window))
+      results += callTogether(Array(window), meanwhile: {}).answers
       start += window.count
     }
     return results
   }
 
-  private func callTogether(_ calls: [BusCall]) -> [Result<Variant, SecretError>] {
+  /// Sends `calls` (at most ``callsInFlight``), runs `work` while the answers travel, and
+  /// returns both: work that needs no answer costs no time of its own.
+  func callAll<T>(_ calls: [BusCall], meanwhile work: () throws(SecretError) -> T) throws(SecretError)
+    -> (answers: [Result<Variant, SecretError>], work: T)
+  {
+    precondition(calls.count <= Self.callsInFlight, "a batch with work alongside is one window")
+    let (answers, outcome) = callTogether(calls) { Result { () throws(SecretError) in try work() } }
+    return (answers, try outcome.get())
+  }
+
+  private func callTogether<T>(_ calls: [BusCall], meanwhile work: () -> T)
+    -> (answers: [Result<Variant, SecretError>], work: T)
+  {
     let context = g_main_context_new()
     g_main_context_push_thread_default(context)
     defer {
@@ -68,13 +80,15 @@ extension ServiceHandle {
           }, slot)
       }
     }
+    let done = work()
     while replies.waiting > 0 { g_main_context_iteration(context, 1) }
-    return zip(calls, replies.answers).map { call, answer in
+    let answers = zip(calls, replies.answers).map { call, answer -> Result<Variant, SecretError> in
       switch answer {
       case .reply(let reply): .success(reply)
       case .error(let error): .failure(SecretError(GLibError(consuming: error), busName: busName, object: call.about))
       }
     }
+    return (answers, done)
   }
 }
 

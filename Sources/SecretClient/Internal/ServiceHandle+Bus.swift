@@ -47,13 +47,6 @@ extension ServiceHandle {
       about: about ?? path, timeout: timeout, refusal: refusal)
   }
 
-  /// Calls a method of the bus daemon itself with one string argument.
-  func callBus(_ method: String, argument: String, replyType: String) throws(SecretError) -> Variant {
-    try callMethod(
-      destination: "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method,
-      .tuple([.string(argument)]), replyType: replyType, about: busName)
-  }
-
   private func callMethod(
     destination: String, _ path: String, _ interface: String, _ method: String, _ arguments: DBusValue,
     replyType: String, about object: String, timeout: Int32 = -1, refusal: ((GLibError) -> SecretError)? = nil

@@ -36,9 +36,11 @@ extension ServiceHandle {
   private func openSession(alongside calls: [BusCall]) throws(SecretError)
     -> (session: ProviderSession, answers: [Result<Variant, SecretError>])
   {
-    let provider = try currentOwner()
+    // The key pair is made while the bus says who owns the name.
+    let (provider, pair) = try currentOwner { () throws(SecretError) in
+      try crypto { () throws(CryptoError) in try DiffieHellman.makeKeyPair() }
+    }
     let known = owners.withLock { $0[provider] }
-    let pair = try crypto { () throws(CryptoError) in try DiffieHellman.makeKeyPair() }
     var batch = [openSessionCall(Self.dhAlgorithm, input: .bytes(pair.publicKey), to: provider)]
     if known == nil { batch.append(credentialsCall(of: provider)) }
     var answers = callAll(batch + calls.map { $0.sent(to: provider) })

@@ -4,7 +4,8 @@
 // written and answer every read.
 import GLibBridge
 
-/// What the bus says about the connection behind a unique name, and the program it runs.
+/// What the bus says about the connection behind a unique name, and the program it runs (read
+/// from /proc only when it is asked for: a read never needs it).
 struct OwnerCredentials: Sendable, Hashable {
   var uid: UInt32?
   var pid: Int32?
@@ -44,9 +45,13 @@ extension ServiceHandle {
   }
 
   private func describe(owner: String, _ credentials: OwnerCredentials) -> ProviderInfo {
-    ProviderInfo(
-      busName: busName, uniqueName: owner, pid: credentials.pid,
-      executable: credentials.executable, uid: credentials.uid)
+    var executable = credentials.executable
+    if executable == nil, let pid = credentials.pid, let program = Self.executable(of: pid) {
+      executable = program
+      owners.withLock { $0[owner]?.executable = program }
+    }
+    return ProviderInfo(
+      busName: busName, uniqueName: owner, pid: credentials.pid, executable: executable, uid: credentials.uid)
   }
 
   /// The owner of the provider's name, asked of the bus, starting the provider when the bus
@@ -54,18 +59,34 @@ extension ServiceHandle {
   /// that unique name only, and a name whose owner has gone answers nothing, which makes the
   /// client reconnect.
   func currentOwner() throws(SecretError) -> String {
+    try currentOwner(meanwhile: {}).owner
+  }
+
+  /// ``currentOwner()``, with `work` done while the bus answers.
+  func currentOwner<T>(meanwhile work: () throws(SecretError) -> T) throws(SecretError) -> (owner: String, work: T) {
+    let (answers, done) = try callAll([nameOwnerCall()], meanwhile: work)
     do {
-      return try nameOwner()
+      return (try owner(in: answers[0]), done)
     } catch .serviceUnavailable {
       // Any answer, even an error (secretd serves no Peer interface), means it was started.
       _ = try? callObject("/", "org.freedesktop.DBus.Peer", "Ping", .tuple([]), replyType: "()")
-      return try nameOwner()
+      return (try nameOwner(), done)
     }
   }
 
   /// Wraps `org.freedesktop.DBus.GetNameOwner`.
   private func nameOwner() throws(SecretError) -> String {
-    try callBus("GetNameOwner", argument: busName, replyType: "(s)").child(0)?.string ?? ""
+    try owner(in: callAll([nameOwnerCall()])[0])
+  }
+
+  private func nameOwnerCall() -> BusCall {
+    BusCall(
+      to: "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
+      .tuple([.string(busName)]), replyType: "(s)", about: busName)
+  }
+
+  private func owner(in answer: Result<Variant, SecretError>) throws(SecretError) -> String {
+    try answer.get().child(0)?.string ?? ""
   }
 
   /// The user and process behind `uniqueName`, asked once per name: the bus never gives a
@@ -90,7 +111,7 @@ extension ServiceHandle {
     let dictionary = try answer.get().child(0)?.variantDictionary ?? [:]
     let pid = dictionary["ProcessID"]?.uint32.map { Int32(bitPattern: $0) }
     let credentials = OwnerCredentials(
-      uid: dictionary["UnixUserID"]?.uint32, pid: pid, executable: pid.flatMap(Self.executable(of:)))
+      uid: dictionary["UnixUserID"]?.uint32, pid: pid)
     owners.withLock { $0[uniqueName] = credentials }
     return credentials
   }
