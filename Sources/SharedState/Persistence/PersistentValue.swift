@@ -164,8 +164,12 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
       // The write takes its place now, so a mutation made after `save()` began stays pending
       // and is written after this value, never dropped in its favour. A change being written
       // at once with the same contents (`save()` right after it) is waited for, not repeated.
-      let contents = try? encode(value)
-      let write = batcher.claimWriteNow(value, joiningLeadIf: { [encode] in (try? encode($0)) == contents })
+      let contents = Result { try encode(value) }
+      let write = batcher.claimWriteNow(value) { [encode] leading in
+        guard case .success(let mine) = contents, case .success(let theirs) = Result(catching: { try encode(leading) })
+        else { return false }
+        return mine == theirs
+      }
       DispatchQueue.global().async { [self] in
         let result = Result { try write() }
         reachedStore(result)

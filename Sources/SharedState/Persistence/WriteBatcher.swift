@@ -13,8 +13,9 @@ import Synchronization
 /// stretch of one window. A window of zero writes each value at once, on the caller's thread.
 /// ``writeNow(_:)`` (for `.userInitiated` saves) cancels the pending write and the window and
 /// writes before returning; a claimed write of the very value a first write is carrying waits
-/// for that write instead of making a second one (a `save()` right after a change). Pending values are flushed by ``flush()``, when the batcher is
-/// released, and at process exit and on SIGTERM/SIGINT through ``PendingWrites``.
+/// for that write instead of making a second one (a `save()` right after a change). Pending
+/// values are flushed by ``flush()``, when the batcher is released, and at process exit and on
+/// SIGTERM/SIGINT through ``PendingWrites``.
 ///
 /// Writes never overlap and never go backwards: a value scheduled earlier is never written
 /// after a value scheduled later.
@@ -184,11 +185,13 @@ package final class WriteBatcher<Value: Sendable>: Sendable {
     _ value: Value, joiningLeadIf isLeadingValue: (Value) -> Bool = { _ in false }
   ) -> @Sendable () throws -> Void {
     let (sequence, superseded, window, joined) = state.withLock { state in
-      state.nextSequence += 1
       let superseded = state.pending
       let window = state.window
-      let leading = state.leading
+      // Joined only when nothing was scheduled or claimed since the leading value: a later
+      // value may have been written already, and the leading write would then be skipped.
+      let leading = state.leading.flatMap { $0.sequence == state.nextSequence ? $0 : nil }
       let joined = superseded == nil && leading.map { isLeadingValue($0.value) } == true ? leading?.waiters : nil
+      state.nextSequence += 1
       state.pending = nil
       state.window = nil
       state.windowOpen = false
