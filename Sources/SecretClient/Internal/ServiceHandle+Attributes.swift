@@ -28,7 +28,9 @@ extension ServiceHandle {
     guard let first = candidates.first else { return nil }
     return try inTransferSession { session throws(SecretError) in
       let guess = candidates.count == 1 ? getSecretsCall([first], in: session) : nil
-      let (known, guessed) = try attributes(of: candidates, asking: session.provider, alongside: guess)
+      let (known, guessed) = try attributes(of: candidates, asking: session.provider, alongside: guess) {
+        agreeKey(of: session)
+      }
       guard let path = candidates.first(where: { known[$0].map { AddressRule.isNamed($0, by: address) } ?? false })
       else { return nil }
       let answer = guessed.flatMap { path == first ? $0 : nil } ?? callAll([getSecretsCall([path], in: session)])[0]
@@ -37,16 +39,20 @@ extension ServiceHandle {
   }
 
   /// The attributes of the items at `paths` that the mirror knows, and those it does not read
-  /// from `provider` in one round trip together with `extra`, whose answer is returned.
-  private func attributes(of paths: [String], asking provider: String, alongside extra: BusCall? = nil)
-    throws(SecretError) -> (known: [String: [String: String]], extra: Result<Variant, SecretError>?)
-  {
+  /// from `provider` in one round trip together with `extra`, whose answer is returned; `work`
+  /// runs while the answers travel.
+  private func attributes(
+    of paths: [String], asking provider: String, alongside extra: BusCall? = nil, meanwhile work: () -> Void = {}
+  ) throws(SecretError) -> (known: [String: [String: String]], extra: Result<Variant, SecretError>?) {
     let mark = mirror.mark()
     var known = mirror.attributes(of: paths)
     let unknown = paths.filter { known[$0] == nil }
     let calls = unknown.map { attributesCall($0, to: provider) } + (extra.map { [$0] } ?? [])
-    guard !calls.isEmpty else { return (known, nil) }
-    var answers = callAll(calls)
+    guard !calls.isEmpty else {
+      work()
+      return (known, nil)
+    }
+    var answers = callAll(calls, meanwhile: work).answers
     let extraAnswer = extra == nil ? nil : answers.removeLast()
     var read: [String: [String: String]] = [:]
     for (path, answer) in zip(unknown, answers) {

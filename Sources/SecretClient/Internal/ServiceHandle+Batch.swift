@@ -33,25 +33,19 @@ extension ServiceHandle {
   /// `calls`. A failed call fails alone. Wraps `g_dbus_connection_call` and
   /// `g_dbus_connection_call_finish` on a private `GMainContext`.
   func callAll(_ calls: [BusCall]) -> [Result<Variant, SecretError>] {
-    var results: [Result<Variant, SecretError>] = []
-    results.reserveCapacity(calls.count)
-    var start = 0
-    while start < calls.count {
-      let window = calls[start..<min(start + Self.callsInFlight, calls.count)]
-      results += callTogether(Array(window), meanwhile: {}).answers
-      start += window.count
-    }
-    return results
+    callAll(calls, meanwhile: {}).answers
   }
 
-  /// Sends `calls` (at most ``callsInFlight``), runs `work` while the answers travel, and
-  /// returns both: work that needs no answer costs no time of its own.
-  func callAll<T>(_ calls: [BusCall], meanwhile work: () throws(SecretError) -> T) throws(SecretError)
-    -> (answers: [Result<Variant, SecretError>], work: T)
-  {
-    precondition(calls.count <= Self.callsInFlight, "a batch with work alongside is one window")
-    let (answers, outcome) = callTogether(calls) { Result { () throws(SecretError) in try work() } }
-    return (answers, try outcome.get())
+  /// ``callAll(_:)``, running `work` while the first answers travel: work that needs no answer
+  /// costs no time of its own.
+  func callAll<T>(_ calls: [BusCall], meanwhile work: () -> T) -> (answers: [Result<Variant, SecretError>], work: T) {
+    guard !calls.isEmpty else { return ([], work()) }
+    var (answers, done) = callTogether(Array(calls.prefix(Self.callsInFlight)), meanwhile: work)
+    while answers.count < calls.count {
+      let window = calls[answers.count..<min(answers.count + Self.callsInFlight, calls.count)]
+      answers += callTogether(Array(window), meanwhile: {}).answers
+    }
+    return (answers, done)
   }
 
   private func callTogether<T>(_ calls: [BusCall], meanwhile work: () -> T)

@@ -54,7 +54,7 @@ extension ServiceHandle {
   /// The session an `OpenSession` of DH answered; when the provider does not support DH, a
   /// plain one if that is allowed.
   private func session(
-    from answer: Result<Variant, SecretError>, pair: DiffieHellman.KeyPair, provider: String
+    from answer: Result<Variant, SecretError>, pair: sending DiffieHellman.KeyPair, provider: String
   ) throws(SecretError) -> ProviderSession {
     let reply: Variant
     do {
@@ -62,21 +62,17 @@ extension ServiceHandle {
     } catch .dbus(let name, _) where name == "org.freedesktop.DBus.Error.NotSupported" {
       guard allowsPlainTransfer else { throw .plainTransferRefused(busName: busName) }
       let plain = try callAll([openSessionCall("plain", input: .string(""), to: provider)])[0].get()
-      return ProviderSession(path: plain.child(1)?.string ?? "/", key: nil, provider: provider)
+      return ProviderSession(path: plain.child(1)?.string ?? "/", provider: provider, agreement: .plain)
     }
     guard let output = reply.child(0)?.unboxed else { throw Self.badReply("OpenSession gave no output") }
     guard let peerKey = output.publicBytes else { throw Self.badReply("OpenSession gave no DH public key") }
-    let key = try crypto { () throws(CryptoError) in
-      guard let key = SecretBytes(lockedCount: DiffieHellman.aesKeyLength) else { throw .outOfSecureMemory }
-      let peer = try peerKey.withUnsafeBytes { bytes in
-        Result { () throws(CryptoError) in try DiffieHellman.validPeerKey(bytes) }
-      }.get()
-      try key.withUnsafeMutableBytes { (bytes) throws(CryptoError) in
-        try DiffieHellman.deriveKey(pair, peer: peer, into: bytes)
-      }
-      return key
+    // Checked now; the key itself is agreed when first needed (ServiceHandle+Transfer.swift).
+    let checked = peerKey.withUnsafeBytes { bytes in
+      Result { () throws(CryptoError) in try DiffieHellman.validPeerKey(bytes) }
     }
-    return ProviderSession(path: reply.child(1)?.string ?? "/", key: key, provider: provider)
+    let peer = try crypto { () throws(CryptoError) in try checked.get() }
+    return ProviderSession(
+      path: reply.child(1)?.string ?? "/", provider: provider, agreement: .pending(pair, peer))
   }
 
   private func openSessionCall(_ algorithm: String, input: DBusValue, to provider: String) -> BusCall {

@@ -9,20 +9,31 @@
 // path to someone else), or another process that took the name, is an error that makes
 // SecretClient reconnect and check again, never a secret sent to or read from another party.
 import GLibBridge
+import Synchronization
 import TransferCrypto
 
 /// The client's end of a transfer session on one connection.
 final class ProviderSession: Sendable {
   let path: String
-  /// The AES key; nil for a `plain` session.
-  let key: SecretBytes?
   /// The unique bus name of the provider that opened it.
   let provider: String
+  /// The AES key, agreed when first needed or while a round trip leaves time for it
+  /// (``ServiceHandle/agreeKey(of:)``): a read sends its `GetSecrets` first and agrees the key
+  /// while the answer travels.
+  let agreement: Mutex<KeyAgreement>
 
-  init(path: String, key: SecretBytes?, provider: String) {
+  enum KeyAgreement {
+    case plain
+    /// Our key pair and the provider's public key, checked to be a group element.
+    case pending(DiffieHellman.KeyPair, BigInteger)
+    case agreed(SecretBytes)
+    case failed(SecretError)
+  }
+
+  init(path: String, provider: String, agreement: consuming sending KeyAgreement) {
     self.path = path
-    self.key = key
     self.provider = provider
+    self.agreement = Mutex(agreement)
   }
 }
 
@@ -82,7 +93,7 @@ extension ServiceHandle {
       let bytes = value.withBytes({ SecretBytes(copying: $0) })
     else { throw Self.badReply("a secret is (oayays)") }
     let contentType = secret.child(3)?.string ?? "application/octet-stream"
-    guard let key = session.key else { return SecretValue(bytes: bytes, contentType: contentType) }
+    guard let key = try key(of: session) else { return SecretValue(bytes: bytes, contentType: contentType) }
     // Decrypted in place, in the secret memory the value keeps.
     let decrypted: Result<Int, CryptoError>? = bytes.withUnsafeMutableBytes { data in
       parameters.withBytes { iv in
@@ -102,7 +113,7 @@ extension ServiceHandle {
   func sealed(_ value: SecretValue, in session: ProviderSession) throws(SecretError) -> DBusValue {
     let parameters: DBusValue
     let bytes: DBusValue
-    if let key = session.key {
+    if let key = try key(of: session) {
       let encrypted = key.withUnsafeBytes { keyBytes in
         value.bytes.withUnsafeBytes { plain in
           Result { () throws(CryptoError) in try PaddedCBC.encrypt(plain, key: keyBytes) }
@@ -114,6 +125,44 @@ extension ServiceHandle {
       (parameters, bytes) = (.bytes([]), value.bytes.withUnsafeBytes(DBusValue.copyingBytes))
     }
     return .tuple([.objectPath(session.path), parameters, bytes, .string(value.contentType)])
+  }
+
+  /// The AES key of `session` (nil for a plain one), agreed now if it is not yet. A failed
+  /// agreement fails every use of the session, which then makes way for a new one.
+  func key(of session: ProviderSession) throws(SecretError) -> SecretBytes? {
+    try session.agreement.withLock {
+      (agreement: inout ProviderSession.KeyAgreement) throws(SecretError) -> SecretBytes? in
+      switch agreement {
+      case .plain: return nil
+      case .agreed(let key): return key
+      case .failed(let error): throw error
+      case .pending(let pair, let peer):
+        do throws(SecretError) {
+          let key = try agreedKey(pair, peer: peer)
+          agreement = .agreed(key)
+          return key
+        } catch {
+          agreement = .failed(error)
+          throw error
+        }
+      }
+    }
+  }
+
+  /// Agrees the key of `session` if it is not yet, for a caller with time to spare (an answer
+  /// on its way); a failure is reported when the key is used.
+  func agreeKey(of session: ProviderSession) {
+    _ = try? key(of: session)
+  }
+
+  private func agreedKey(_ pair: DiffieHellman.KeyPair, peer: BigInteger) throws(SecretError) -> SecretBytes {
+    try crypto { () throws(CryptoError) in
+      guard let key = SecretBytes(lockedCount: DiffieHellman.aesKeyLength) else { throw .outOfSecureMemory }
+      try key.withUnsafeMutableBytes { (bytes) throws(CryptoError) in
+        try DiffieHellman.deriveKey(pair, peer: peer, into: bytes)
+      }
+      return key
+    }
   }
 
   /// The error name of a transfer that failed on this side (a key agreement or a decryption).

@@ -64,7 +64,8 @@ extension ServiceHandle {
 
   /// ``currentOwner()``, with `work` done while the bus answers.
   func currentOwner<T>(meanwhile work: () throws(SecretError) -> T) throws(SecretError) -> (owner: String, work: T) {
-    let (answers, done) = try callAll([nameOwnerCall()], meanwhile: work)
+    let (answers, outcome) = callAll([nameOwnerCall()]) { Result { () throws(SecretError) in try work() } }
+    let done = try outcome.get()
     do {
       return (try owner(in: answers[0]), done)
     } catch .serviceUnavailable {
