@@ -20,6 +20,12 @@ struct WriteBatcherTests {
     }
   }
 
+  /// A batcher whose writes made at once wait in `leads` until the test runs them.
+  func makeBatcher(holdingFirstWritesIn leads: WriteLog<@Sendable () -> Void>) -> WriteBatcher<Int> {
+    WriteBatcher(
+      clock: clock.clock, lead: { leads.append($0) }, flushesAtExit: false, write: { [log] in log.append($0) })
+  }
+
   @Test func theFirstValueIsWrittenAtOnceAndTheLatestOfTheRestWhenTheWindowCloses() {
     let batcher = makeBatcher()
     for value in 1...100 { batcher.schedule(value) }
@@ -61,8 +67,7 @@ struct WriteBatcherTests {
 
   @Test func aFirstWriteNotYetMadeOnItsThreadIsMadeByAFlush() throws {
     let leads = WriteLog<@Sendable () -> Void>()
-    let batcher = WriteBatcher<Int>(
-      clock: clock.clock, lead: { leads.append($0) }, flushesAtExit: false, write: { [log] in log.append($0) })
+    let batcher = makeBatcher(holdingFirstWritesIn: leads)
     batcher.schedule(1)
     #expect(log.all.isEmpty)
     #expect(batcher.hasPendingWrite, "a first write on its way is not counted as pending")
@@ -101,8 +106,7 @@ struct WriteBatcherTests {
 
   @Test func anExplicitWriteOfTheValueAChangeIsWritingWaitsForThatWriteInsteadOfRepeatingIt() throws {
     let leads = WriteLog<@Sendable () -> Void>()
-    let batcher = WriteBatcher<Int>(
-      clock: clock.clock, lead: { leads.append($0) }, flushesAtExit: false, write: { [log] in log.append($0) })
+    let batcher = makeBatcher(holdingFirstWritesIn: leads)
     batcher.schedule(1)
     let save = batcher.claimWriteNow(1, joiningLeadIf: { $0 == 1 })
     for write in leads.all { write() }
@@ -118,8 +122,7 @@ struct WriteBatcherTests {
 
   @Test func anExplicitWriteOfTheLeadingValueWritesItselfOnceALaterValueWasWritten() throws {
     let leads = WriteLog<@Sendable () -> Void>()
-    let batcher = WriteBatcher<Int>(
-      clock: clock.clock, lead: { leads.append($0) }, flushesAtExit: false, write: { [log] in log.append($0) })
+    let batcher = makeBatcher(holdingFirstWritesIn: leads)
     batcher.schedule(1)
     try batcher.claimWriteNow(2)()
     let save = batcher.claimWriteNow(1, joiningLeadIf: { $0 == 1 })
@@ -142,8 +145,7 @@ struct WriteBatcherTests {
 
   @Test func anExplicitWriteWaitingForAChangesWriteIsAnsweredByAFlushThatMakesIt() throws {
     let leads = WriteLog<@Sendable () -> Void>()
-    let batcher = WriteBatcher<Int>(
-      clock: clock.clock, lead: { leads.append($0) }, flushesAtExit: false, write: { [log] in log.append($0) })
+    let batcher = makeBatcher(holdingFirstWritesIn: leads)
     batcher.schedule(1)
     let save = batcher.claimWriteNow(1, joiningLeadIf: { $0 == 1 })
     try batcher.flush()
