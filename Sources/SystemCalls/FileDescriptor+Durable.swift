@@ -23,10 +23,21 @@ extension FileDescriptor {
   }
 
   /// Takes an exclusive hold on the file that lasts until every descriptor of this open file
-  /// is closed; fails with ``Errno/wouldBlock`` at once when another holds it. Advisory: only
-  /// those who ask are kept out. Wraps flock(2) with LOCK_EX | LOCK_NB.
-  package func holdExclusively() throws(Errno) {
-    _ = try retryingOnInterrupt { flock(rawValue, LOCK_EX | LOCK_NB) }
+  /// is closed; fails with ``Errno/wouldBlock`` when another still holds it after `patience`.
+  /// A holder that is letting go keeps it for a moment: a process exiting, or a child between
+  /// fork and exec, which holds a copy of every descriptor of its parent. Advisory: only those
+  /// who ask are kept out. Wraps flock(2) with LOCK_EX | LOCK_NB, tried every 5 ms.
+  package func holdExclusively(patience: Duration = .zero) throws(Errno) {
+    let clock = ContinuousClock()
+    let deadline = clock.now + patience
+    while true {
+      do throws(Errno) {
+        _ = try retryingOnInterrupt { flock(rawValue, LOCK_EX | LOCK_NB) }
+        return
+      } catch let error where error == .wouldBlock && clock.now < deadline {
+        usleep(5_000)
+      }
+    }
   }
 }
 

@@ -79,7 +79,9 @@ package final class RecordLog {
       throw .file(FileCallError(call: "open", path: path, errno: error))
     }
     do {
-      do { try file.holdExclusively() } catch {
+      // A moment's patience: a holder letting go (ours, closed a moment ago, while a process
+      // we spawn has not yet exec'd) is not another secretd.
+      do { try file.holdExclusively(patience: .milliseconds(500)) } catch {
         if error == .wouldBlock { throw RecordLogError.inUse(path: path) }
         throw RecordLogError.file(FileCallError(call: "flock", path: path, errno: error))
       }
@@ -174,7 +176,9 @@ package final class RecordLog {
         throw failed("pwrite", error)
       }
       do { try file.sync() } catch { throw failed("fsync", error) }
-      do { try file.holdExclusively() } catch { throw failed("flock", error) }
+      // A moment's patience: a holder letting go (ours, closed a moment ago, while a process
+      // we spawn has not yet exec'd) is not another secretd.
+      do { try file.holdExclusively(patience: .milliseconds(500)) } catch { throw failed("flock", error) }
       do { try Files.move(temporary, to: path) } catch { throw RecordLogError.file(error) }
     } catch {
       file.close()
