@@ -20,6 +20,11 @@ import TransferCrypto
 /// let items = try reopened.unseal(with: dataKey)
 /// ```
 package final class RecordLog {
+  /// How long a log's lock is waited for before another holder is reported: a holder letting
+  /// go (a log closed a moment ago, while a process we spawn has not yet exec'd and still holds
+  /// a copy of its descriptor) is not another secretd.
+  static let lockPatience = Duration.milliseconds(500)
+
   package let path: String
   /// The data key's id, as the key file names it.
   package let keyID: [UInt8]
@@ -79,9 +84,7 @@ package final class RecordLog {
       throw .file(FileCallError(call: "open", path: path, errno: error))
     }
     do {
-      // A moment's patience: a holder letting go (ours, closed a moment ago, while a process
-      // we spawn has not yet exec'd) is not another secretd.
-      do { try file.holdExclusively(patience: .milliseconds(500)) } catch {
+      do { try file.holdExclusively(patience: Self.lockPatience) } catch {
         if error == .wouldBlock { throw RecordLogError.inUse(path: path) }
         throw RecordLogError.file(FileCallError(call: "flock", path: path, errno: error))
       }
@@ -176,9 +179,7 @@ package final class RecordLog {
         throw failed("pwrite", error)
       }
       do { try file.sync() } catch { throw failed("fsync", error) }
-      // A moment's patience: a holder letting go (ours, closed a moment ago, while a process
-      // we spawn has not yet exec'd) is not another secretd.
-      do { try file.holdExclusively(patience: .milliseconds(500)) } catch { throw failed("flock", error) }
+      do { try file.holdExclusively(patience: Self.lockPatience) } catch { throw failed("flock", error) }
       do { try Files.move(temporary, to: path) } catch { throw RecordLogError.file(error) }
     } catch {
       file.close()

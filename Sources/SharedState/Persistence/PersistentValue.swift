@@ -164,10 +164,9 @@ public final class PersistentValue<Store: PersistentStore, Value: Sendable>: Sen
       // The write takes its place now, so a mutation made after `save()` began stays pending
       // and is written after this value, never dropped in its favour. A change being written
       // at once with the same contents (`save()` right after it) is waited for, not repeated.
-      let contents = Result { try encode(value) }
+      // Encoded only when such a write is under way: most saves find none.
       let write = batcher.claimWriteNow(value) { [encode] leading in
-        guard case .success(let mine) = contents, case .success(let theirs) = Result(catching: { try encode(leading) })
-        else { return false }
+        guard let mine = try? encode(value), let theirs = try? encode(leading) else { return false }
         return mine == theirs
       }
       DispatchQueue.global().async { [self] in
