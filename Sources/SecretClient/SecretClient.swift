@@ -63,13 +63,20 @@ public final class SecretClient: Sendable {
 
   /// Runs `body` with a connected service handle. When the call fails because the provider went
   /// away or was replaced, the connection is dropped and the call is tried once more on a new one.
+  /// What `body` returns reaches the caller only once the provider of a session it opened is
+  /// vouched for.
   func withService<T>(_ body: (ServiceHandle) throws(SecretError) -> T) throws(SecretError) -> T {
+    func vouched(_ service: ServiceHandle) throws(SecretError) -> T {
+      let result = try body(service)
+      try service.vouchForSession()
+      return result
+    }
     let (service, isNew) = try currentService()
     do {
-      return try body(service)
+      return try vouched(service)
     } catch  where !isNew && error.meansConnectionIsStale {
       discard(service)
-      return try body(try currentService().service)
+      return try vouched(try currentService().service)
     } catch {
       if error.meansConnectionIsStale { discard(service) }
       throw error

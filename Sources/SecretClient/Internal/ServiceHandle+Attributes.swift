@@ -28,9 +28,13 @@ extension ServiceHandle {
     guard let first = candidates.first else { return nil }
     return try inTransferSession { session throws(SecretError) in
       let guess = candidates.count == 1 ? getSecretsCall([first], in: session) : nil
-      let (known, guessed) = try attributes(of: candidates, asking: session.provider, alongside: guess) {
-        agreeKey(of: session)
-      }
+      // The bus's word on a new session's provider comes in the same round trip.
+      let vouching = vouchingCall(for: session)
+      var (known, answers) = try attributes(
+        of: candidates, asking: session.provider, alongside: [vouching, guess].compactMap { $0 }
+      ) { agreeKey(of: session) }
+      if vouching != nil, !answers.isEmpty { _ = try? credentials(of: session.provider, from: answers.removeFirst()) }
+      let guessed = guess == nil ? nil : answers.first
       guard let path = candidates.first(where: { known[$0].map { AddressRule.isNamed($0, by: address) } ?? false })
       else { return nil }
       let answer = guessed.flatMap { path == first ? $0 : nil } ?? callAll([getSecretsCall([path], in: session)])[0]
@@ -39,21 +43,22 @@ extension ServiceHandle {
   }
 
   /// The attributes of the items at `paths` that the mirror knows, and those it does not read
-  /// from `provider` in one round trip together with `extra`, whose answer is returned; `work`
-  /// runs while the answers travel.
+  /// from `provider` in one round trip together with `extras`, whose answers are returned (none
+  /// when nothing was sent); `work` runs while the answers travel.
   private func attributes(
-    of paths: [String], asking provider: String, alongside extra: BusCall? = nil, meanwhile work: () -> Void = {}
-  ) throws(SecretError) -> (known: [String: [String: String]], extra: Result<Variant, SecretError>?) {
+    of paths: [String], asking provider: String, alongside extras: [BusCall] = [], meanwhile work: () -> Void = {}
+  ) throws(SecretError) -> (known: [String: [String: String]], extras: [Result<Variant, SecretError>]) {
     let mark = mirror.mark()
     var known = mirror.attributes(of: paths)
     let unknown = paths.filter { known[$0] == nil }
-    let calls = unknown.map { attributesCall($0, to: provider) } + (extra.map { [$0] } ?? [])
+    let calls = unknown.map { attributesCall($0, to: provider) } + extras
     guard !calls.isEmpty else {
       work()
-      return (known, nil)
+      return (known, [])
     }
     var answers = callAll(calls, meanwhile: work).answers
-    let extraAnswer = extra == nil ? nil : answers.removeLast()
+    let extraAnswers = Array(answers[unknown.count...])
+    answers.removeLast(extras.count)
     var read: [String: [String: String]] = [:]
     for (path, answer) in zip(unknown, answers) {
       guard let reply = try Self.unlessGone(answer) else { continue }
@@ -64,6 +69,6 @@ extension ServiceHandle {
     }
     mirror.learn(read, since: mark)
     known.merge(read) { $1 }
-    return (known, extraAnswer)
+    return (known, extraAnswers)
   }
 }

@@ -1,8 +1,11 @@
-// The transfer session of a connection, opened on first use with the provider's owner, in one
-// round trip with the bus's word on who that owner runs as (ServiceHandle+Trust.swift) and with
-// the calls the first operation makes anyway. `OpenSession` carries only a public key: no secret
-// is sent or read before the owner is known to run as this user.
+// The transfer session of a connection, opened on first use in one round trip with the calls
+// the first operation makes anyway: `OpenSession` goes to the provider's well-known name, and
+// its reply says which unique name answered. That name is the provider from then on. It is
+// asked about (ServiceHandle+Trust.swift) in the next round trip, before the session carries a
+// secret either way: `OpenSession` carries only a public key, made while the connection was set up.
 import GLibBridge
+import Synchronization
+import SystemCalls
 import TransferCrypto
 
 extension ServiceHandle {
@@ -31,39 +34,44 @@ extension ServiceHandle {
   }
 
   /// Opens a DH session with the provider that owns the name now, with `calls` in the same
-  /// round trip, once the bus says it runs as our user; a provider that offers only `plain`
-  /// is used only when that is allowed. Returns the answers to `calls`.
+  /// round trip; a provider that offers only `plain` is used only when that is allowed. The
+  /// session is trusted once the bus says its provider runs as our user (at once, when the bus
+  /// said so of that name before). Returns the answers to `calls`, all from that provider.
   private func openSession(alongside calls: [BusCall]) throws(SecretError)
     -> (session: ProviderSession, answers: [Result<Variant, SecretError>])
   {
-    // The key pair is made while the bus says who owns the name.
-    let (provider, pair) = try currentOwner { () throws(SecretError) in
-      try crypto { () throws(CryptoError) in try DiffieHellman.makeKeyPair() }
-    }
-    let known = owners.withLock { $0[provider] }
-    var batch = [openSessionCall(Self.dhAlgorithm, input: .bytes(pair.publicKey), to: provider)]
-    if known == nil { batch.append(credentialsCall(of: provider)) }
-    var answers = callAll(batch + calls.map { $0.sent(to: provider) })
+    let pair = try crypto { () throws(CryptoError) in try preparedKeyPair.take() }
+    let opening = openSessionCall(Self.dhAlgorithm, input: .bytes(pair.publicKey), to: busName)
+    var (answers, senders, _) = callTogether([opening] + calls.map { $0.sent(to: busName) }) {}
     let opened = answers.removeFirst()
-    var credentials = known
-    if credentials == nil { credentials = try self.credentials(of: provider, from: answers.removeFirst()) }
-    try trust(provider, credentials ?? OwnerCredentials())
-    return (try session(from: opened, pair: pair, provider: provider), answers)
+    let session = try session(from: opened, pair: pair, sender: senders.removeFirst())
+    // The name changed hands within the batch: what another owner answered is asked again.
+    let elsewhere = zip(calls.indices, senders).filter { $0.1 != session.provider }.map(\.0)
+    for (index, answer) in zip(elsewhere, callAll(elsewhere.map { calls[$0].sent(to: session.provider) })) {
+      answers[index] = answer
+    }
+    if let known = owners.withLock({ $0[session.provider] }) {
+      try trust(session.provider, known)
+      session.isVouchedFor.store(true, ordering: .releasing)
+    }
+    return (session, answers)
   }
 
-  /// The session an `OpenSession` of DH answered; when the provider does not support DH, a
-  /// plain one if that is allowed.
+  /// The session an `OpenSession` of DH answered, with the provider that sent the answer; when
+  /// the provider does not support DH, a plain one if that is allowed.
   private func session(
-    from answer: Result<Variant, SecretError>, pair: sending DiffieHellman.KeyPair, provider: String
+    from answer: Result<Variant, SecretError>, pair: sending DiffieHellman.KeyPair, sender: String?
   ) throws(SecretError) -> ProviderSession {
     let reply: Variant
     do {
       reply = try answer.get()
     } catch .dbus(let name, _) where name == "org.freedesktop.DBus.Error.NotSupported" {
       guard allowsPlainTransfer else { throw .plainTransferRefused(busName: busName) }
+      guard let provider = sender else { throw Self.badReply("OpenSession was refused by no one") }
       let plain = try callAll([openSessionCall("plain", input: .string(""), to: provider)])[0].get()
       return ProviderSession(path: plain.child(1)?.string ?? "/", provider: provider, agreement: .plain)
     }
+    guard let provider = sender else { throw Self.badReply("OpenSession was answered by no one") }
     guard let output = reply.child(0)?.unboxed else { throw Self.badReply("OpenSession gave no output") }
     guard let peerKey = output.publicBytes else { throw Self.badReply("OpenSession gave no DH public key") }
     // Checked now; the key itself is agreed when first needed (ServiceHandle+Transfer.swift).
@@ -88,5 +96,33 @@ extension BusCall {
     var call = self
     call.destination = destination
     return call
+  }
+}
+
+/// The key pair of a connection's first transfer session, made on a thread of its own while the
+/// connection is set up: a key pair costs an exponentiation (about 0.2 ms), which would
+/// otherwise come before `OpenSession` could be sent. Later sessions make theirs when opened.
+final class PreparedKeyPair: Sendable {
+  private let made = Mutex<Result<DiffieHellman.KeyPair, CryptoError>?>(nil)
+  private let ready = NativeSemaphore()
+
+  private init() {}
+
+  /// Starts making a key pair. libgcrypt must be set up already.
+  static func start() -> PreparedKeyPair {
+    let prepared = PreparedKeyPair()
+    NativeThread.detach(name: "secret-key-pair") { [prepared] in
+      prepared.made.withLock { $0 = Result { () throws(CryptoError) in try DiffieHellman.makeKeyPair() } }
+      prepared.ready.signal()
+    }
+    return prepared
+  }
+
+  /// The prepared key pair the first time, waiting for it if need be; a new one afterwards.
+  func take() throws(CryptoError) -> DiffieHellman.KeyPair {
+    ready.wait()
+    ready.signal()
+    if let pair = made.withLock({ $0.take() }) { return try pair.get() }
+    return try DiffieHellman.makeKeyPair()
   }
 }

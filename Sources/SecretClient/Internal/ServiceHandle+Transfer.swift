@@ -21,6 +21,9 @@ final class ProviderSession: Sendable {
   /// (``ServiceHandle/agreeKey(of:)``): a read sends its `GetSecrets` first and agrees the key
   /// while the answer travels.
   let agreement: Mutex<KeyAgreement>
+  /// Whether the bus has said that `provider` runs as our user (``ServiceHandle/vouch(for:)``);
+  /// until then the session carries no secret either way.
+  let isVouchedFor = Atomic(false)
 
   enum KeyAgreement {
     case plain
@@ -127,32 +130,35 @@ extension ServiceHandle {
     return .tuple([.objectPath(session.path), parameters, bytes, .string(value.contentType)])
   }
 
-  /// The AES key of `session` (nil for a plain one), agreed now if it is not yet. A failed
-  /// agreement fails every use of the session, which then makes way for a new one.
+  /// The AES key of `session` (nil for a plain one), agreed now if it is not yet, once the
+  /// session is vouched for. A failed agreement fails every use of the session, which then
+  /// makes way for a new one.
   func key(of session: ProviderSession) throws(SecretError) -> SecretBytes? {
-    try session.agreement.withLock {
-      (agreement: inout ProviderSession.KeyAgreement) throws(SecretError) -> SecretBytes? in
-      switch agreement {
-      case .plain: return nil
-      case .agreed(let key): return key
-      case .failed(let error): throw error
-      case .pending(let pair, let peer):
-        do throws(SecretError) {
-          let key = try agreedKey(pair, peer: peer)
-          agreement = .agreed(key)
-          return key
-        } catch {
-          agreement = .failed(error)
-          throw error
-        }
-      }
-    }
+    try vouch(for: session)
+    return try session.agreement.withLock { settled(&$0) }.get()
   }
 
   /// Agrees the key of `session` if it is not yet, for a caller with time to spare (an answer
   /// on its way); a failure is reported when the key is used.
   func agreeKey(of session: ProviderSession) {
-    _ = try? key(of: session)
+    _ = session.agreement.withLock { settled(&$0) }
+  }
+
+  private func settled(_ agreement: inout ProviderSession.KeyAgreement) -> Result<SecretBytes?, SecretError> {
+    switch agreement {
+    case .plain: return .success(nil)
+    case .agreed(let key): return .success(key)
+    case .failed(let error): return .failure(error)
+    case .pending(let pair, let peer):
+      do throws(SecretError) {
+        let key = try agreedKey(pair, peer: peer)
+        agreement = .agreed(key)
+        return .success(key)
+      } catch {
+        agreement = .failed(error)
+        return .failure(error)
+      }
+    }
   }
 
   private func agreedKey(_ pair: DiffieHellman.KeyPair, peer: BigInteger) throws(SecretError) -> SecretBytes {

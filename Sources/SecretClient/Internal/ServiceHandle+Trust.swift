@@ -59,20 +59,43 @@ extension ServiceHandle {
   /// that unique name only, and a name whose owner has gone answers nothing, which makes the
   /// client reconnect.
   func currentOwner() throws(SecretError) -> String {
-    try currentOwner(meanwhile: {}).owner
-  }
-
-  /// ``currentOwner()``, with `work` done while the bus answers.
-  func currentOwner<T>(meanwhile work: () throws(SecretError) -> T) throws(SecretError) -> (owner: String, work: T) {
-    let (answers, outcome) = callAll([nameOwnerCall()]) { Result { () throws(SecretError) in try work() } }
-    let done = try outcome.get()
     do {
-      return (try owner(in: answers[0]), done)
+      return try nameOwner()
     } catch .serviceUnavailable {
       // Any answer, even an error (secretd serves no Peer interface), means it was started.
       _ = try? callObject("/", "org.freedesktop.DBus.Peer", "Ping", .tuple([]), replyType: "()")
-      return (try nameOwner(), done)
+      return try nameOwner()
     }
+  }
+
+  /// Makes sure the bus has said that the provider of `session` runs as this process's user,
+  /// asking it now if it has not, before the session carries a secret either way. The session
+  /// of another user's provider is dropped: the next call opens one with whoever owns the name
+  /// then.
+  func vouch(for session: ProviderSession) throws(SecretError) {
+    guard !session.isVouchedFor.load(ordering: .acquiring) else { return }
+    do {
+      try trust(session.provider, credentials(of: session.provider))
+    } catch {
+      transfer.withLock { if $0 === session { $0 = nil } }
+      throw error
+    }
+    session.isVouchedFor.store(true, ordering: .releasing)
+  }
+
+  /// Vouches for this connection's session, if one was opened: nothing a provider answered
+  /// reaches the caller before the bus has said who it is.
+  func vouchForSession() throws(SecretError) {
+    guard let session = transfer.withLock({ $0 }) else { return }
+    try vouch(for: session)
+  }
+
+  /// `GetConnectionCredentials` of the provider of `session`, to send in the batch before its
+  /// first secret; nil when it is vouched for or the bus has said already.
+  func vouchingCall(for session: ProviderSession) -> BusCall? {
+    guard !session.isVouchedFor.load(ordering: .acquiring), owners.withLock({ $0[session.provider] }) == nil
+    else { return nil }
+    return credentialsCall(of: session.provider)
   }
 
   /// Wraps `org.freedesktop.DBus.GetNameOwner`.

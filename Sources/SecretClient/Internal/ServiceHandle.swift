@@ -37,8 +37,14 @@ final class ServiceHandle: @unchecked Sendable {
   /// The message filter that feeds the mirror, once installed.
   let mirrorFilter = Mutex<guint?>(nil)
 
+  /// The key pair of the first transfer session, made while the connection is set up.
+  let preparedKeyPair: PreparedKeyPair
+
   /// Connects to `address` and opens the provider's service object with a transfer session.
   init(address: String, busName: String, allowsPlainTransfer: Bool) throws(SecretError) {
+    // Before any libsecret call, so that libsecret never sets libgcrypt up at the same time.
+    Gcrypt.initialize()
+    preparedKeyPair = .start()
     var error: UnsafeMutablePointer<GError>?
     let flags = GDBusConnectionFlags(
       rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue
@@ -47,8 +53,6 @@ final class ServiceHandle: @unchecked Sendable {
     else {
       throw .busUnavailable(reason: GLibError(consuming: error).reason)
     }
-    // Before any libsecret call, so that libsecret never sets libgcrypt up at the same time.
-    Gcrypt.initialize()
     self.connection = connection
     self.busName = busName
     self.allowsPlainTransfer = allowsPlainTransfer
