@@ -14,13 +14,18 @@ struct SecretdAllocationTests {
   /// counted in the next (a pair of rounds, 11 below and 11 above), and the store's size costs
   /// nothing, so a copy of every item per search, or one allocation more per lookup, changes it.
   /// Each run of secretd settles on one of two counts for the whole run: in about half of them it
-  /// makes one more 4-byte block (a size no Swift object has) every other lookup, 5,455. A change
-  /// that allocates less should lower them; one that allocates more must say why here. (7,820
+  /// makes one more 4-byte block (a size no Swift object has) every other lookup, 5,455; since
+  /// the client sends its calls as messages with replies (6c648f7: the same calls, timed a little
+  /// differently), some runs make one every third lookup, 5,453. Where that block comes from was
+  /// not found (perf could not unwind secretd's 4-byte mallocs); GLib's per-type caches, which
+  /// free and remake an entry when no value of the type is alive, would make such a count
+  /// depend on timing. A change that allocates less should lower them; one that allocates more
+  /// must say why here. (7,820
   /// until the client read the found items' attributes and secrets in one round, issue 36; 5,250
   /// until a lookup by service and account read the item's attributes to match them exactly, one
   /// more call per lookup, issue 30; 8250 until `DBusValue` boxed only its nested cases and built
   /// containers on the stack, issue 27.)
-  static let allocationsPerTenLookups: Set = [5450, 5455]
+  static let allocationsPerTenLookups: Set = [5450, 5453, 5455]
 
   @Test("ten lookups cost secretd exactly today's allocations, the same with 1,000 items stored as with 1")
   func lookupsAllocateTodaysCount() async throws {

@@ -1,6 +1,7 @@
 // Fair service: every client's calls run in the order sent, one at a time per client, on a few
 // threads of the daemon's own, taking clients in turn. The thread that reads the bus queues
-// calls, so a client that floods the daemon delays others by at most the call it has running.
+// calls, and a client's next call runs only once its large answer is written, so a client that
+// floods the daemon delays others by at most the call it has running and the answer it is sent.
 // When nothing at all is queued, running or waiting unread on the bus, a call that only reads is
 // answered on the reading thread itself (a hand-off to another thread is most of a small call's
 // cost); a flood, which always has more unread, never is.
@@ -150,6 +151,8 @@ final class ClientScheduler: @unchecked Sendable {
         settle(sender, vet(sender))
       case .run(let sender, let call):
         run(call)
+        // The client's next call waits for this answer to be written, not only queued.
+        call.waitUntilLargeReplyIsWritten()
         finished(sender)
       }
     }

@@ -19,6 +19,11 @@ final class IncomingCall: @unchecked Sendable {
   /// The serialised size of the body, in bytes.
   let bodySize: Int
   private let answered = Atomic<Bool>(false)
+  /// The size of the reply's body once replied.
+  private let replyBytes = Atomic<Int>(0)
+  /// From this size on, a reply is written out before its client's next call runs
+  /// (``waitUntilLargeReplyIsWritten()``).
+  static let largeReplyBytes = 64 << 10
 
   /// Takes a reference to `message` if it is a method call with a path, member and sender.
   /// Wraps g_dbus_message_get_*.
@@ -69,7 +74,17 @@ final class IncomingCall: @unchecked Sendable {
     }
     guard claimAnswer(), let reply = g_dbus_message_new_method_reply(message) else { return }
     g_dbus_message_set_body(reply, body)
+    replyBytes.store(size, ordering: .relaxed)
     send(reply)
+  }
+
+  /// Waits until a large reply has been written to the bus. GDBus writes answers in the order
+  /// they were queued: without this wait, a client that floods with calls of large answers
+  /// would keep a queue of them ahead of every other client's answer. Never called on the
+  /// thread that reads the bus, which is the one that writes. Wraps g_dbus_connection_flush_sync.
+  func waitUntilLargeReplyIsWritten() {
+    guard replyBytes.load(ordering: .relaxed) >= Self.largeReplyBytes else { return }
+    _ = g_dbus_connection_flush_sync(connection, nil, nil)
   }
 
   /// Replies with an error. Wraps g_dbus_message_new_method_error_literal.
