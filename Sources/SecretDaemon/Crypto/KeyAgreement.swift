@@ -34,10 +34,11 @@ struct KeyAgreementResult {
 }
 
 enum KeyAgreement {
-  /// Runs the server side for a client's public key, which is checked before any key is made.
+  /// Runs the server side for a client's public key, which is checked before any key is made,
+  /// with a key pair made ahead (``SpareKeyPair``): one exponentiation instead of two.
   static func respond(toClientKey clientKey: UnsafeRawBufferPointer) throws(CryptoError) -> KeyAgreementResult {
     let peer = try DiffieHellman.validPeerKey(clientKey)
-    let pair = try DiffieHellman.makeKeyPair()
+    let pair = try SpareKeyPair.shared.take()
     return KeyAgreementResult(serverPublicKey: pair.publicKey, aesKey: try deriveKey(pair, peer: peer))
   }
 
