@@ -29,6 +29,17 @@ struct CryptoTests {
     #expect(server.serverPublicKey.count == 128)
   }
 
+  @Test("every agreement gets a server key pair of its own, whether made ahead or during the call")
+  func serverKeyPairsAreNeverShared() throws {
+    let client = try DiffieHellman.makeKeyPair()
+    var serverKeys: Set<[UInt8]> = []
+    for _ in 0..<20 {
+      let server = try client.publicKey.withUnsafeBytes { try KeyAgreement.respond(toClientKey: $0) }
+      serverKeys.insert(server.serverPublicKey)
+    }
+    #expect(serverKeys.count == 20)
+  }
+
   @Test("a public key with leading zero bytes (a signed encoding, 129 bytes) is the same key")
   func leadingZerosAreIgnored() throws {
     let client = try DiffieHellman.makeKeyPair()
