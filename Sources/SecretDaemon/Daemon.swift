@@ -95,6 +95,10 @@ package final class Daemon: @unchecked Sendable {
         !self.connection.hasUnreadMessages
           && self.isQuick(path: call.path, interface: call.interface, member: call.member, arguments: call.body)
       },
+      isHeavy: { [unowned self] call in
+        self.isHeavy(path: call.path, interface: call.interface, member: call.member, arguments: call.body)
+      },
+      heavySlots: Self.heavyCallSlots(workerThreads: configuration.workerThreads),
       departed: { [sessions] name in sessions.closeAll(ownedBy: name) })
     self.scheduler = scheduler
     connection.subscribeToBus(signal: "NameOwnerChanged", argument0: nil) { [unowned self] arguments in
@@ -116,6 +120,11 @@ package final class Daemon: @unchecked Sendable {
         scheduler.submit(call)
         return true
       })
+  }
+
+  /// How many large calls may run at once: one processor, and one worker, stay for the rest.
+  static func heavyCallSlots(workerThreads: Int) -> Int {
+    max(1, min(workerThreads - 1, Processors.online - 1))
   }
 
   /// Sends the signals of the changes made so far to every served client.

@@ -32,6 +32,12 @@ package enum NativeThread {
   }
 }
 
+/// The processors this process may run on.
+package enum Processors {
+  /// How many are online. Wraps sysconf(_SC_NPROCESSORS_ONLN).
+  package static var online: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+}
+
 /// A counting semaphore. Wraps sem_init, sem_post, sem_wait.
 package final class NativeSemaphore: @unchecked Sendable {
   // SAFETY: the sem_t lives in memory allocated once here and freed only in deinit, so its

@@ -2,6 +2,8 @@
 // threads of the daemon's own, taking clients in turn. The thread that reads the bus queues
 // calls, and a client's next call runs only once its large answer is written, so a client that
 // floods the daemon delays others by at most the call it has running and the answer it is sent.
+// Large calls (listings, reads of many items) run a few at a time, fewer than the processors, so
+// that a flood of them leaves a processor to every other client's small calls.
 // When nothing at all is queued, running or waiting unread on the bus, a call that only reads is
 // answered on the reading thread itself (a hand-off to another thread is most of a small call's
 // cost); a flood, which always has more unread, never is.
@@ -23,9 +25,14 @@ final class ClientScheduler: @unchecked Sendable {
     var bytes = 64 << 20
   }
 
+  private struct Queued {
+    let call: IncomingCall
+    let isHeavy: Bool
+  }
+
   private struct Client {
     var verdict: Verdict?
-    var queued: [IncomingCall] = []
+    var queued: [Queued] = []
     var queuedBytes = 0
     /// A worker is checking this client or running one of its calls.
     var running = false
@@ -35,7 +42,7 @@ final class ClientScheduler: @unchecked Sendable {
 
   private enum Job {
     case vet(String)
-    case run(String, IncomingCall)
+    case run(String, Queued)
   }
 
   private let lock = WaitableLock()
@@ -44,10 +51,14 @@ final class ClientScheduler: @unchecked Sendable {
   private var busy = 0
   /// Clients with calls waiting and none running, in the order they became ready.
   private var ready: [String] = []
+  /// Large calls running now, and how many may.
+  private var heavyRunning = 0
+  private let heavySlots: Int
   private let bounds: Bounds
   private let vet: @Sendable (String) -> Verdict
   private let run: @Sendable (IncomingCall) -> Void
   private let isQuick: @Sendable (IncomingCall) -> Bool
+  private let isHeavy: @Sendable (IncomingCall) -> Bool
   private let departed: @Sendable (String) -> Void
 
   /// - Parameters:
@@ -56,18 +67,22 @@ final class ClientScheduler: @unchecked Sendable {
   ///   - isQuick: whether a call may be answered on the reading thread when all is idle (it
   ///     must not wait for other calls: reads, not writes that announce their changes), checked
   ///     with nothing more unread on the bus.
+  ///   - isHeavy: whether a call is large; at most `heavySlots` of them run at once.
   ///   - departed: called once the last step of a client that left the bus has ended, so that
   ///     what a call still in flight made for it (a session) is let go after that call.
   init(
     bounds: Bounds = Bounds(), vet: @escaping @Sendable (String) -> Verdict,
     run: @escaping @Sendable (IncomingCall) -> Void,
     isQuick: @escaping @Sendable (IncomingCall) -> Bool,
+    isHeavy: @escaping @Sendable (IncomingCall) -> Bool, heavySlots: Int,
     departed: @escaping @Sendable (String) -> Void
   ) {
     self.bounds = bounds
     self.vet = vet
     self.run = run
     self.isQuick = isQuick
+    self.isHeavy = isHeavy
+    self.heavySlots = max(1, heavySlots)
     self.departed = departed
   }
 
@@ -87,6 +102,7 @@ final class ClientScheduler: @unchecked Sendable {
       case now
     }
     let quick = isQuick(call)
+    let queued = Queued(call: call, isHeavy: !quick && isHeavy(call))
     let decision = lock.run { () -> Decision in
       var client = clients[call.sender] ?? Client()
       if case .refused(let reason) = client.verdict { return .refused(.accessDenied(reason)) }
@@ -102,7 +118,7 @@ final class ClientScheduler: @unchecked Sendable {
             "this connection has \(client.queued.count) calls (\(client.queuedBytes) bytes) waiting; "
               + "wait for their answers before sending more"))
       }
-      client.queued.append(call)
+      client.queued.append(queued)
       client.queuedBytes += call.bodySize
       if !client.running && client.queued.count == 1 {
         ready.append(call.sender)
@@ -130,7 +146,7 @@ final class ClientScheduler: @unchecked Sendable {
   func forget(_ sender: String) {
     let dropped = lock.run { () -> [IncomingCall] in
       guard var client = clients[sender] else { return [] }
-      let dropped = client.queued
+      let dropped = client.queued.map(\.call)
       if client.running {
         client.queued = []
         client.departed = true
@@ -149,40 +165,52 @@ final class ClientScheduler: @unchecked Sendable {
       switch next() {
       case .vet(let sender):
         settle(sender, vet(sender))
-      case .run(let sender, let call):
-        run(call)
+      case .run(let sender, let queued):
+        run(queued.call)
         // The client's next call waits for this answer to be written, not only queued.
-        call.waitUntilLargeReplyIsWritten()
-        finished(sender)
+        queued.call.waitUntilLargeReplyIsWritten()
+        finished(sender, heavy: queued.isHeavy)
       }
     }
   }
 
-  /// Waits for a ready client and takes its next step.
+  /// Waits for a ready client whose next step may start and takes that step.
   private func next() -> Job {
     lock.run {
       while true {
-        while ready.isEmpty { lock.wait() }
-        let sender = ready.removeFirst()
+        guard let index = ready.firstIndex(where: mayStart) else {
+          lock.wait()
+          continue
+        }
+        let sender = ready.remove(at: index)
         guard var client = clients[sender] else { continue }
-        guard !client.queued.isEmpty else { continue }
+        guard let first = client.queued.first else { continue }
         client.running = true
         busy += 1
         defer { clients[sender] = client }
         guard client.verdict != nil else { return .vet(sender) }
-        let call = client.queued.removeFirst()
-        client.queuedBytes -= call.bodySize
-        return .run(sender, call)
+        client.queued.removeFirst()
+        client.queuedBytes -= first.call.bodySize
+        if first.isHeavy { heavyRunning += 1 }
+        return .run(sender, first)
       }
     }
   }
 
+  /// Whether the next step of `sender` may start: anything but a large call while as many as
+  /// may run. A client gone or with nothing queued may be taken (and passed over). Runs inside
+  /// `lock.run`.
+  private func mayStart(_ sender: String) -> Bool {
+    guard let client = clients[sender], client.verdict != nil, let first = client.queued.first else { return true }
+    return !first.isHeavy || heavyRunning < heavySlots
+  }
+
   private func settle(_ sender: String, _ verdict: Verdict) {
-    let (refused, left) = lock.run { () -> ([IncomingCall], Bool) in
+    let (refused, left) = lock.run { () -> ([Queued], Bool) in
       busy -= 1
       guard var client = clients[sender] else { return ([], false) }
       client.verdict = verdict
-      var refused: [IncomingCall] = []
+      var refused: [Queued] = []
       if verdict != .allowed {
         refused = client.queued
         client.queued = []
@@ -191,14 +219,19 @@ final class ClientScheduler: @unchecked Sendable {
       return (refused, putBack(sender, client))
     }
     if case .refused(let reason) = verdict {
-      for call in refused { call.fail(.accessDenied(reason)) }
+      for queued in refused { queued.call.fail(.accessDenied(reason)) }
     }
     if left { departed(sender) }
   }
 
-  private func finished(_ sender: String) {
+  private func finished(_ sender: String, heavy: Bool = false) {
     let left = lock.run { () -> Bool in
       busy -= 1
+      if heavy {
+        heavyRunning -= 1
+        // A worker may be waiting for this slot, with no client newly ready to wake it.
+        lock.signal()
+      }
       guard let client = clients[sender] else { return false }
       return putBack(sender, client)
     }

@@ -48,10 +48,25 @@ extension Daemon {
     guard let (_, method) = try? target(path: path, interface: interface, member: member, arguments: arguments),
       method.access != .write
     else { return false }
+    return isSmall(method, path, arguments) ?? false
+  }
+
+  /// Whether a call's declared cost is large for these arguments (a listing, a read of many
+  /// items): such calls run only a few at a time (`ClientScheduler`). Never waits for the
+  /// store's lock; a call whose size cannot be told now is not counted as large.
+  func isHeavy(path: String, interface: String, member: String, arguments: Variant) -> Bool {
+    guard let (_, method) = try? target(path: path, interface: interface, member: member, arguments: arguments)
+    else { return false }
+    return !(isSmall(method, path, arguments) ?? true)
+  }
+
+  /// Whether the declared cost of `method` is small for these arguments; nil when that needs
+  /// the store and a writer holds it.
+  private func isSmall(_ method: DeclaredMethod, _ path: String, _ arguments: Variant) -> Bool? {
     switch method.cost {
-    case .bounded: return true
-    case .unbounded: return false
-    case .boundedWhen(let isSmall): return storeLock.tryReading { isSmall(self, path, arguments) } ?? false
+    case .bounded: true
+    case .unbounded: false
+    case .boundedWhen(let isSmall): storeLock.tryReading { isSmall(self, path, arguments) }
     }
   }
 
