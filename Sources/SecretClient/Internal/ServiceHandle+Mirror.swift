@@ -20,8 +20,14 @@ extension ServiceHandle {
   /// Installs the filter, asks the bus for the provider's signals, and believes those of the
   /// provider the bus says runs as this user. Wraps `g_dbus_connection_add_filter`.
   private func startMirror() throws(SecretError) {
-    var provider = transfer.withLock { $0?.provider }
-    if provider == nil { provider = try trustedProvider() }
+    // The session's provider only once the bus has vouched for it.
+    let provider: String
+    if let session = transfer.withLock({ $0 }) {
+      try vouch(for: session)
+      provider = session.provider
+    } else {
+      provider = try trustedProvider()
+    }
     let data = Unmanaged.passRetained(mirror).toOpaque()
     let id = g_dbus_connection_add_filter(
       connection,
@@ -36,7 +42,7 @@ extension ServiceHandle {
       }, data, { data in if let data { Unmanaged<ItemMirror>.fromOpaque(data).release() } })
     mirrorFilter.withLock { $0 = id }
     for rule in mirrorRules { addMatch(rule) }
-    mirror.activate(provider: provider ?? "", busName: busName)
+    mirror.activate(provider: provider, busName: busName)
   }
 
   /// The signals the mirror reads, for providers that broadcast them.
