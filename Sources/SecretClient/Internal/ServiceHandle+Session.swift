@@ -4,8 +4,6 @@
 // asked about (ServiceHandle+Trust.swift) in the next round trip, before the session carries a
 // secret either way: `OpenSession` carries only a public key, made while the connection was set up.
 import GLibBridge
-import Synchronization
-import SystemCalls
 import TransferCrypto
 
 extension ServiceHandle {
@@ -96,33 +94,5 @@ extension BusCall {
     var call = self
     call.destination = destination
     return call
-  }
-}
-
-/// The key pair of a connection's first transfer session, made on a thread of its own while the
-/// connection is set up: a key pair costs an exponentiation (about 0.2 ms), which would
-/// otherwise come before `OpenSession` could be sent. Later sessions make theirs when opened.
-final class PreparedKeyPair: Sendable {
-  private let made = Mutex<Result<DiffieHellman.KeyPair, CryptoError>?>(nil)
-  private let ready = NativeSemaphore()
-
-  private init() {}
-
-  /// Starts making a key pair. libgcrypt must be set up already.
-  static func start() -> PreparedKeyPair {
-    let prepared = PreparedKeyPair()
-    NativeThread.detach(name: "secret-key-pair") { [prepared] in
-      prepared.made.withLock { $0 = Result { () throws(CryptoError) in try DiffieHellman.makeKeyPair() } }
-      prepared.ready.signal()
-    }
-    return prepared
-  }
-
-  /// The prepared key pair the first time, waiting for it if need be; a new one afterwards.
-  func take() throws(CryptoError) -> DiffieHellman.KeyPair {
-    ready.wait()
-    ready.signal()
-    if let pair = made.withLock({ $0.take() }) { return try pair.get() }
-    return try DiffieHellman.makeKeyPair()
   }
 }

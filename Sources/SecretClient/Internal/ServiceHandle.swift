@@ -37,14 +37,15 @@ final class ServiceHandle: @unchecked Sendable {
   /// The message filter that feeds the mirror, once installed.
   let mirrorFilter = Mutex<guint?>(nil)
 
-  /// The key pair of the first transfer session, made while the connection is set up.
-  let preparedKeyPair: PreparedKeyPair
+  /// The key pair of the first transfer session, made while the connection is set up; later
+  /// sessions make theirs when opened.
+  let preparedKeyPair: KeyPairReserve
 
   /// Connects to `address` and opens the provider's service object with a transfer session.
   init(address: String, busName: String, allowsPlainTransfer: Bool) throws(SecretError) {
     // Before any libsecret call, so that libsecret never sets libgcrypt up at the same time.
     Gcrypt.initialize()
-    preparedKeyPair = .start()
+    preparedKeyPair = KeyPairReserve(refilling: false)
     var error: UnsafeMutablePointer<GError>?
     let flags = GDBusConnectionFlags(
       rawValue: G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT.rawValue

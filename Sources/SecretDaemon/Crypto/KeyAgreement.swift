@@ -34,11 +34,14 @@ struct KeyAgreementResult {
 }
 
 enum KeyAgreement {
+  /// Key pairs made ahead, so that an OpenSession costs one exponentiation instead of two.
+  private static let reserve = KeyPairReserve(refilling: true)
+
   /// Runs the server side for a client's public key, which is checked before any key is made,
-  /// with a key pair made ahead (``SpareKeyPair``): one exponentiation instead of two.
+  /// with a key pair made ahead: one exponentiation instead of two.
   static func respond(toClientKey clientKey: UnsafeRawBufferPointer) throws(CryptoError) -> KeyAgreementResult {
     let peer = try DiffieHellman.validPeerKey(clientKey)
-    let pair = try SpareKeyPair.shared.take()
+    let pair = try reserve.take()
     return KeyAgreementResult(serverPublicKey: pair.publicKey, aesKey: try deriveKey(pair, peer: peer))
   }
 
