@@ -91,12 +91,11 @@ package final class Daemon: @unchecked Sendable {
     armExpiry(at: store.expiries.peek?.time)
     let scheduler = ClientScheduler(
       vet: { [unowned self] in self.vet($0) }, run: { [unowned self] in self.execute($0) },
-      isQuick: { [unowned self] call in
-        !self.connection.hasUnreadMessages
-          && self.isQuick(path: call.path, interface: call.interface, member: call.member, arguments: call.body)
-      },
-      isHeavy: { [unowned self] call in
-        self.isHeavy(path: call.path, interface: call.interface, member: call.member, arguments: call.body)
+      weigh: { [unowned self] call in
+        let weight = self.weight(
+          path: call.path, interface: call.interface, member: call.member, arguments: call.body)
+        // The reading thread answers only when nothing more waits unread on the bus.
+        return weight == .quick && self.connection.hasUnreadMessages ? .light : weight
       },
       heavySlots: Self.heavyCallSlots(workerThreads: configuration.workerThreads),
       departed: { [sessions] name in sessions.closeAll(ownedBy: name) })

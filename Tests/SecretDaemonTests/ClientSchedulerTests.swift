@@ -20,8 +20,8 @@ struct ClientSchedulerTests {
     defer { g_object_unref(UnsafeMutableRawPointer(connection)) }
     let probe = Probe()
     let scheduler = ClientScheduler(
-      vet: { _ in .allowed }, run: { probe.run($0.member) }, isQuick: { _ in false },
-      isHeavy: { $0.member == "Large" }, heavySlots: 1, departed: { _ in })
+      vet: { _ in .allowed }, run: { probe.run($0.member) },
+      weigh: { $0.member == "Large" ? .heavy : .light }, heavySlots: 1, departed: { _ in })
     scheduler.start(threads: 4)
     for client in 1...3 { scheduler.submit(try Self.call("Large", from: ":1.\(client)", on: connection)) }
     scheduler.submit(try Self.call("Small", from: ":1.9", on: connection))

@@ -10,6 +10,15 @@
 // A client's Unix user is checked before its first call runs; calls of other users are refused.
 import SystemCalls
 
+/// What a call weighs for the scheduler.
+enum CallWeight {
+  /// A small read, which may be answered on the reading thread when all is idle.
+  case quick
+  case light
+  /// A large call (a listing, a read of many items).
+  case heavy
+}
+
 /// Queues calls per client and runs them on worker threads, in turn.
 final class ClientScheduler: @unchecked Sendable {
   // SAFETY: every mutable property is read and written only inside `lock.run`; the closures
@@ -57,31 +66,28 @@ final class ClientScheduler: @unchecked Sendable {
   private let bounds: Bounds
   private let vet: @Sendable (String) -> Verdict
   private let run: @Sendable (IncomingCall) -> Void
-  private let isQuick: @Sendable (IncomingCall) -> Bool
-  private let isHeavy: @Sendable (IncomingCall) -> Bool
+  private let weigh: @Sendable (IncomingCall) -> CallWeight
   private let departed: @Sendable (String) -> Void
 
   /// - Parameters:
   ///   - vet: decides whether a client may be served; blocks for a round trip to the bus.
   ///   - run: answers one call.
-  ///   - isQuick: whether a call may be answered on the reading thread when all is idle (it
-  ///     must not wait for other calls: reads, not writes that announce their changes), checked
-  ///     with nothing more unread on the bus.
-  ///   - isHeavy: whether a call is large; at most `heavySlots` of them run at once.
+  ///   - weigh: `quick` for a call that may be answered on the reading thread when all is idle
+  ///     (it must not wait for other calls: reads, not writes that announce their changes),
+  ///     weighed with nothing more unread on the bus; `heavy` for a large one, of which at most
+  ///     `heavySlots` run at once.
   ///   - departed: called once the last step of a client that left the bus has ended, so that
   ///     what a call still in flight made for it (a session) is let go after that call.
   init(
     bounds: Bounds = Bounds(), vet: @escaping @Sendable (String) -> Verdict,
     run: @escaping @Sendable (IncomingCall) -> Void,
-    isQuick: @escaping @Sendable (IncomingCall) -> Bool,
-    isHeavy: @escaping @Sendable (IncomingCall) -> Bool, heavySlots: Int,
+    weigh: @escaping @Sendable (IncomingCall) -> CallWeight, heavySlots: Int,
     departed: @escaping @Sendable (String) -> Void
   ) {
     self.bounds = bounds
     self.vet = vet
     self.run = run
-    self.isQuick = isQuick
-    self.isHeavy = isHeavy
+    self.weigh = weigh
     self.heavySlots = max(1, heavySlots)
     self.departed = departed
   }
@@ -101,8 +107,9 @@ final class ClientScheduler: @unchecked Sendable {
       case refused(DBusError)
       case now
     }
-    let quick = isQuick(call)
-    let queued = Queued(call: call, isHeavy: !quick && isHeavy(call))
+    let weight = weigh(call)
+    let quick = weight == .quick
+    let queued = Queued(call: call, isHeavy: weight == .heavy)
     let decision = lock.run { () -> Decision in
       var client = clients[call.sender] ?? Client()
       if case .refused(let reason) = client.verdict { return .refused(.accessDenied(reason)) }

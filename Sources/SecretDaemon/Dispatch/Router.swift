@@ -42,22 +42,24 @@ extension Daemon {
     if context.receivedPlainSecret { scrubReadBuffer(coveringAtLeast: call.bodySize) }
   }
 
-  /// Whether a call may be answered on the reading thread: it writes nothing and its declared
-  /// cost is small for these arguments. Never waits for the store's lock.
-  func isQuick(path: String, interface: String, member: String, arguments: Variant) -> Bool {
-    guard let (_, method) = try? target(path: path, interface: interface, member: member, arguments: arguments),
-      method.access != .write
-    else { return false }
-    return isSmall(method, path, arguments) ?? false
+  /// How much a call weighs, from its declaration, found once: `quick` when it writes nothing
+  /// and its declared cost is small for these arguments (it may be answered on the reading
+  /// thread), `heavy` when that cost is large (a listing, a read of many items: such calls run
+  /// only a few at a time, `ClientScheduler`), `light` otherwise, a call whose size cannot be
+  /// told now included. Never waits for the store's lock.
+  func weight(path: String, interface: String, member: String, arguments: Variant) -> CallWeight {
+    guard let (_, method) = try? target(path: path, interface: interface, member: member, arguments: arguments)
+    else { return .light }
+    switch isSmall(method, path, arguments) {
+    case true?: return method.access == .write ? .light : .quick
+    case false?: return .heavy
+    case nil: return .light
+    }
   }
 
-  /// Whether a call's declared cost is large for these arguments (a listing, a read of many
-  /// items): such calls run only a few at a time (`ClientScheduler`). Never waits for the
-  /// store's lock; a call whose size cannot be told now is not counted as large.
-  func isHeavy(path: String, interface: String, member: String, arguments: Variant) -> Bool {
-    guard let (_, method) = try? target(path: path, interface: interface, member: member, arguments: arguments)
-    else { return false }
-    return !(isSmall(method, path, arguments) ?? true)
+  /// Whether a call may be answered on the reading thread (``weight(path:interface:member:arguments:)``).
+  func isQuick(path: String, interface: String, member: String, arguments: Variant) -> Bool {
+    weight(path: path, interface: interface, member: member, arguments: arguments) == .quick
   }
 
   /// Whether the declared cost of `method` is small for these arguments; nil when that needs
