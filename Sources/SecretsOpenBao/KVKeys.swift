@@ -18,7 +18,7 @@ final class KVKeys: Sendable {
   func read(_ path: String) throws(OpenBaoError) -> [UInt8]? {
     let deadline = ContinuousClock.now + client.configuration.requestTimeout
     while true {
-      let secret = try client.read(path)
+      let secret = try client.readFields(path)
       var state = OpenBaoClient.VersionState(version: secret?.version ?? 0, isDeleted: secret == nil)
       if secret == nil, let current = try client.versionState(path) {
         // A version written between the two requests: read again rather than base later
@@ -34,8 +34,18 @@ final class KVKeys: Sendable {
         continue
       }
       versions.read(path, state)
-      return secret.map { Array($0.field("value").map { Data($0.utf8) } ?? $0.data) }
+      return try secret.map { (fields, _) throws(OpenBaoError) in try contents(of: fields, at: path) }
     }
+  }
+
+  /// A key's stored contents: its field `value`, or, for a secret written by hand without it, the
+  /// JSON object of its fields.
+  private func contents(of fields: [String: Any], at path: String) throws(OpenBaoError) -> [UInt8] {
+    if let value = OpenBaoClient.Secret.text(of: fields["value"]) { return Array(value.utf8) }
+    guard let object = OpenBaoClient.json(of: fields) else {
+      throw .server(status: 200, path: client.dataPath(path, mount: nil), reason: "the answer is not a KV v2 secret")
+    }
+    return Array(object)
   }
 
   /// Writes `bytes` as a new version, check-and-set on the version the keys' value is based on.

@@ -145,12 +145,33 @@ extension OpenBaoClient {
   /// percent-encoded (a `%` too: KV names made from service and account hold escapes of their
   /// own). The query is the client's own (`version=3`), never a name.
   static func url(_ address: URL, _ location: String, query: String? = nil) -> URL {
-    var allowed = CharacterSet.urlPathAllowed
-    allowed.remove(charactersIn: "%;?#")
-    let encoded = location.addingPercentEncoding(withAllowedCharacters: allowed) ?? location
     let base =
       address.absoluteString.hasSuffix("/") ? String(address.absoluteString.dropLast()) : address.absoluteString
-    return URL(string: base + "/v1/" + encoded + (query.map { "?" + $0 } ?? "")) ?? address
+    return URL(string: base + "/v1/" + pathEncoded(location) + (query.map { "?" + $0 } ?? "")) ?? address
+  }
+
+  /// `location` with each byte outside a path segment's characters and `/` (RFC 3986's pchar,
+  /// without `;`) written `%XX`.
+  private static func pathEncoded(_ location: String) -> String {
+    let hex = Array("0123456789ABCDEF".utf8)
+    var encoded: [UInt8] = []
+    encoded.reserveCapacity(location.utf8.count)
+    for byte in location.utf8 {
+      if isPathByte(byte) {
+        encoded.append(byte)
+      } else {
+        encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+      }
+    }
+    return String(decoding: encoded, as: UTF8.self)
+  }
+
+  private static func isPathByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): true
+    default: "-._~!$&'()*+,=:@/".utf8.contains(byte)
+    }
   }
 
   private func makeRequest(_ method: String, _ url: URL, body: Data?, token: String?) -> HTTPRequest {

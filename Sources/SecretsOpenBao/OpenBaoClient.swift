@@ -70,8 +70,13 @@ public final class OpenBaoClient: Sendable {
 
     /// The field `name` as text: a string as it is, any other JSON value as its JSON.
     public func field(_ name: String) -> String? {
-      guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let value = object[name]
-      else { return nil }
+      guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return nil }
+      return Self.text(of: object[name])
+    }
+
+    /// A field's value as text: a string as it is, any other JSON value as its JSON.
+    static func text(of value: Any?) -> String? {
+      guard let value else { return nil }
       if let text = value as? String { return text }
       guard let json = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]) else {
         return nil
@@ -102,15 +107,31 @@ public final class OpenBaoClient: Sendable {
   /// The newest version of the secret at `path` in `mount` (the configured one by default), or
   /// the version asked for; nil when there is none or it is deleted.
   public func read(_ path: String, version: Int? = nil, mount: String? = nil) throws(OpenBaoError) -> Secret? {
+    guard let (fields, version) = try readFields(path, version: version, mount: mount) else { return nil }
+    guard let data = Self.json(of: fields) else {
+      throw .server(status: 200, path: dataPath(path, mount: mount), reason: "the answer is not a KV v2 secret")
+    }
+    return Secret(data: data, version: version)
+  }
+
+  /// ``read(_:version:mount:)``'s fields as the answer's JSON parsed them, for a caller that
+  /// wants one field (the answer is parsed once, and not written out again).
+  func readFields(_ path: String, version: Int? = nil, mount: String? = nil) throws(OpenBaoError)
+    -> (fields: [String: Any], version: Int)?
+  {
     let location = dataPath(path, mount: mount)
     let response = try send("GET", location, query: version.map { "version=\($0)" })
     if Self.isAbsent(response) { return nil }
     try expectSuccess(response, location)
     guard let outer = response.json?["data"] as? [String: Any], let fields = outer["data"] as? [String: Any],
-      let metadata = outer["metadata"] as? [String: Any], let version = metadata["version"] as? Int,
-      let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+      let metadata = outer["metadata"] as? [String: Any], let version = metadata["version"] as? Int
     else { throw .server(status: response.status, path: location, reason: "the answer is not a KV v2 secret") }
-    return Secret(data: data, version: version)
+    return (fields, version)
+  }
+
+  /// Fields as a JSON object, keys sorted.
+  static func json(of fields: [String: Any]) -> Data? {
+    try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
   }
 
   /// The newest version of the secret at `path`, from its metadata (no secret is sent). Metadata

@@ -80,10 +80,9 @@ final class ResponseReader {
 
   private func readHead() throws(ExchangeFailure) -> Head {
     let end = try readLine(endingAt: [13, 10, 13, 10], limit: Self.headLimit, what: "header fields")
-    let text = String(decoding: received[position..<end], as: UTF8.self)
-    let size = end + 4 - position
+    let head = Head(received[position..<end], size: end + 4 - position)
     position = end + 4
-    guard let head = Head(text, size: size) else { throw refusal("the server's answer is not HTTP/1.x") }
+    guard let head else { throw refusal("the server's answer is not HTTP/1.x") }
     return head
   }
 
@@ -207,7 +206,8 @@ final class ResponseReader {
   }
 }
 
-/// An answer's status line and header fields.
+/// An answer's status line and header fields, parsed as the bytes they are: HTTP's syntax is
+/// ASCII, and a field's value is kept as UTF-8 text.
 private struct Head {
   let status: Int
   /// Field names in lower case; a repeated field's values joined with `, `.
@@ -216,24 +216,41 @@ private struct Head {
   /// Bytes of the status line and fields, with their blank line.
   let size: Int
 
-  /// Nil when the status line is not `HTTP/1.x NNN …`.
-  init?(_ text: String, size: Int) {
-    var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)[...]
-    guard let statusLine = lines.popFirst(), statusLine.hasPrefix("HTTP/1."), statusLine.count >= 12,
-      let status = Int(statusLine.dropFirst(9).prefix(3)), (100...999).contains(status)
+  /// Nil when the status line is not `HTTP/1.x NNN …`. `bytes` are the lines without the
+  /// blank line that ends them.
+  init?(_ bytes: ArraySlice<UInt8>, size: Int) {
+    var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)[...]
+    guard let statusLine = lines.popFirst(), statusLine.starts(with: "HTTP/1.".utf8), statusLine.count >= 12
     else { return nil }
+    let digits = statusLine.dropFirst(9).prefix(3)
+    guard digits.allSatisfy(Self.isDigit), digits.first != UInt8(ascii: "0") else { return nil }
     var fields: [String: String] = [:]
     for line in lines {
-      guard let colon = line.firstIndex(of: ":") else { continue }
-      let name = line[..<colon].lowercased()
-      let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+      guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+      let name = String(decoding: line[..<colon].map(Self.lowercased), as: UTF8.self)
+      let value = String(decoding: Self.trimmed(line[(colon + 1)...]), as: UTF8.self)
       fields[name] = fields[name].map { "\($0), \(value)" } ?? value
     }
     let connection = Set((fields["connection"] ?? "").lowercased().split(separator: ",").map { $0.trimmed })
     // HTTP/1.1 keeps the connection unless told otherwise; HTTP/1.0 only when told to.
     keepsAlive =
-      !connection.contains("close") && (statusLine.hasPrefix("HTTP/1.1") || connection.contains("keep-alive"))
-    (self.status, self.fields, self.size) = (status, fields, size)
+      !connection.contains("close") && (statusLine.starts(with: "HTTP/1.1".utf8) || connection.contains("keep-alive"))
+    status = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+    (self.fields, self.size) = (fields, size)
+  }
+
+  private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+
+  private static func lowercased(_ byte: UInt8) -> UInt8 {
+    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
+  }
+
+  /// Without the spaces and tabs around it (and the CR that ends a line).
+  private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }
+    guard let first = bytes.firstIndex(where: { !blank($0) }), let last = bytes.lastIndex(where: { !blank($0) })
+    else { return [] }
+    return bytes[first...last]
   }
 
   /// `Transfer-Encoding` ends in `chunked`.
@@ -254,5 +271,10 @@ private struct Head {
 }
 
 extension Substring {
-  fileprivate var trimmed: String { trimmingCharacters(in: .whitespaces) }
+  /// Without the spaces and tabs around it.
+  fileprivate var trimmed: String {
+    let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+    guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else { return "" }
+    return String(self[first...last])
+  }
 }

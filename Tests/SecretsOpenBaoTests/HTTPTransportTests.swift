@@ -84,6 +84,41 @@ extension OpenBaoTests {
       #expect(server.connectionCount == 3)
     }
 
+    @Test func fieldNamesInAnyCaseAndValuesPaddedWithBlanksAreReadAsHTTPDefinesThem() throws {
+      let server = try ScriptedHTTPServer { _ in
+        .send(
+          "HTTP/1.1 200 OK\r\ncontent-LENGTH: \t2 \r\nX-VAULT-INDEX:\tseven  \r\n"
+            + "CONNECTION:  Keep-Alive, CLOSE\r\n\r\n{}")
+      }
+      defer { server.stop() }
+      let transport = HTTPTransport(timeout: .seconds(5))
+      for _ in 0..<2 {
+        let response = try transport.send(try server.get())
+        #expect(response.status == 200 && response.body == Data("{}".utf8))
+        #expect(response.index == "seven")
+      }
+      #expect(server.connectionCount == 2, "`close` among the Connection field's options is read, in any case")
+    }
+
+    @Test func aStatusLineThatIsNotHTTPOneIsRefused() throws {
+      for statusLine in ["HTTP/1.1 2x0 OK", "HTTP/1.1 099 Low", "HTTP/2 200 OK", "ICY 200 OK"] {
+        let server = try ScriptedHTTPServer { _ in .sendThenClose("\(statusLine)\r\nContent-Length: 2\r\n\r\n{}") }
+        defer { server.stop() }
+        let failure = #expect(throws: TransportFailure.self, "\(statusLine)") {
+          try HTTPTransport(timeout: .seconds(5)).send(try server.get())
+        }
+        #expect(failure?.reason == "the server's answer is not HTTP/1.x", "\(statusLine)")
+      }
+    }
+
+    @Test func aLocationIsSentWithEveryByteAPathCannotHoldPercentEncoded() throws {
+      let address = try #require(URL(string: "http://127.0.0.1:8200/"))
+      let url = OpenBaoClient.url(address, "secret/data/a b/%41/é;?#[]/x-._~!$&'()*+,=:@", query: "version=2")
+      #expect(
+        url.absoluteString
+          == "http://127.0.0.1:8200/v1/secret/data/a%20b/%2541/%C3%A9%3B%3F%23%5B%5D/x-._~!$&'()*+,=:@?version=2")
+    }
+
     @Test func aRedirectIsAnsweredNotFollowed() throws {
       let server = try ScriptedHTTPServer { _ in
         .send("HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:1/v1/x\r\nContent-Length: 0\r\n\r\n")
