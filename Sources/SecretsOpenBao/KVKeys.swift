@@ -33,8 +33,9 @@ final class KVKeys: Sendable {
         Thread.sleep(forTimeInterval: 0.05)
         continue
       }
+      let bytes = try secret.map { (fields, _) throws(OpenBaoError) in try contents(of: fields, at: path) }
       versions.read(path, state)
-      return try secret.map { (fields, _) throws(OpenBaoError) in try contents(of: fields, at: path) }
+      return bytes
     }
   }
 

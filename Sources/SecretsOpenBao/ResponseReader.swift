@@ -80,9 +80,8 @@ final class ResponseReader {
 
   private func readHead() throws(ExchangeFailure) -> Head {
     let end = try readLine(endingAt: [13, 10, 13, 10], limit: Self.headLimit, what: "header fields")
-    let head = Head(received[position..<end], size: end + 4 - position)
+    let head = try Head(received[position..<end], size: end + 4 - position)
     position = end + 4
-    guard let head else { throw refusal("the server's answer is not HTTP/1.x") }
     return head
   }
 
@@ -216,14 +215,19 @@ private struct Head {
   /// Bytes of the status line and fields, with their blank line.
   let size: Int
 
-  /// Nil when the status line is not `HTTP/1.x NNN …`. `bytes` are the lines without the
-  /// blank line that ends them.
-  init?(_ bytes: ArraySlice<UInt8>, size: Int) {
-    var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)[...]
-    guard let statusLine = lines.popFirst(), statusLine.starts(with: "HTTP/1.".utf8), statusLine.count >= 12
-    else { return nil }
-    let digits = statusLine.dropFirst(9).prefix(3)
-    guard digits.allSatisfy(Self.isDigit), digits.first != UInt8(ascii: "0") else { return nil }
+  /// `bytes` are the status line and fields, each ended by CRLF but the last (the blank line
+  /// that ends them is not included). A CR or LF anywhere else is refused: a parser on the way
+  /// that took it for the end of a line would frame the answer otherwise. So is a status line
+  /// that is not `HTTP/1.x NNN …`.
+  init(_ bytes: ArraySlice<UInt8>, size: Int) throws(ExchangeFailure) {
+    var lines = Self.lines(of: bytes)[...]
+    guard lines.allSatisfy({ !$0.contains(UInt8(ascii: "\r")) && !$0.contains(UInt8(ascii: "\n")) }) else {
+      throw ExchangeFailure(reason: "the server's answer has a lone CR or LF in its header fields")
+    }
+    guard let statusLine = lines.popFirst(), statusLine.starts(with: "HTTP/1.".utf8), statusLine.count >= 12,
+      case let digits = statusLine.dropFirst(9).prefix(3),
+      digits.allSatisfy(Self.isDigit), digits.first != UInt8(ascii: "0")
+    else { throw ExchangeFailure(reason: "the server's answer is not HTTP/1.x") }
     var fields: [String: String] = [:]
     for line in lines {
       guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
@@ -231,12 +235,36 @@ private struct Head {
       let value = String(decoding: Self.trimmed(line[(colon + 1)...]), as: UTF8.self)
       fields[name] = fields[name].map { "\($0), \(value)" } ?? value
     }
-    let connection = Set((fields["connection"] ?? "").lowercased().split(separator: ",").map { $0.trimmed })
+    let connection = Set(Self.lowercased(fields["connection"] ?? "").split(separator: ",").map { $0.trimmed })
     // HTTP/1.1 keeps the connection unless told otherwise; HTTP/1.0 only when told to.
     keepsAlive =
       !connection.contains("close") && (statusLine.starts(with: "HTTP/1.1".utf8) || connection.contains("keep-alive"))
     status = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
     (self.fields, self.size) = (fields, size)
+  }
+
+  /// The lines of `bytes`, split where CRLF is.
+  private static func lines(of bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+    var lines: [ArraySlice<UInt8>] = []
+    var start = bytes.startIndex
+    var index = bytes.startIndex
+    while index + 1 < bytes.endIndex {
+      if bytes[index] == UInt8(ascii: "\r"), bytes[index + 1] == UInt8(ascii: "\n") {
+        lines.append(bytes[start..<index])
+        index += 2
+        start = index
+      } else {
+        index += 1
+      }
+    }
+    lines.append(bytes[start...])
+    return lines
+  }
+
+  /// A field's value in lower case, ASCII letters only: HTTP's tokens are ASCII, and Unicode's
+  /// rules would turn other letters into some (the Kelvin sign into `k`).
+  private static func lowercased(_ text: String) -> String {
+    String(decoding: text.utf8.map(lowercased), as: UTF8.self)
   }
 
   private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
@@ -245,9 +273,9 @@ private struct Head {
     (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
   }
 
-  /// Without the spaces and tabs around it (and the CR that ends a line).
+  /// Without the spaces and tabs around it.
   private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-    let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }
+    let blank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
     guard let first = bytes.firstIndex(where: { !blank($0) }), let last = bytes.lastIndex(where: { !blank($0) })
     else { return [] }
     return bytes[first...last]
@@ -255,7 +283,7 @@ private struct Head {
 
   /// `Transfer-Encoding` ends in `chunked`.
   var isChunked: Bool {
-    fields["transfer-encoding"]?.lowercased().split(separator: ",").last?.trimmed == "chunked"
+    fields["transfer-encoding"].map(Self.lowercased)?.split(separator: ",").last?.trimmed == "chunked"
   }
 
   /// `Content-Length`, nil when absent. Repeats that disagree, or a value that is not a

@@ -111,6 +111,34 @@ extension OpenBaoTests {
       }
     }
 
+    @Test func aLoneCROrLFInTheHeaderFieldsIsRefused() throws {
+      // Each would let a parser that ends lines at a lone LF (or CR) frame the answer otherwise.
+      let heads = [
+        "HTTP/1.1 200 OK\r\nA: b\r\n\nContent-Length: 2", "HTTP/1.1 200 OK\nContent-Length: 2",
+        "HTTP/1.1 200 OK\r\nContent-Length:\r2",
+      ]
+      for head in heads {
+        let server = try ScriptedHTTPServer { _ in .sendThenClose("\(head)\r\n\r\n{}") }
+        defer { server.stop() }
+        let failure = #expect(throws: TransportFailure.self, "\(head.debugDescription)") {
+          try HTTPTransport(timeout: .seconds(5)).send(try server.get())
+        }
+        #expect(failure?.reason == "the server's answer has a lone CR or LF in its header fields")
+      }
+    }
+
+    @Test func aTransferCodingIsChunkedOnlyWhenItsASCIILettersSaySo() throws {
+      // Unicode's lowercasing turns the Kelvin sign into `k`: "chun\u{212A}ed" is another coding,
+      // so the body runs to the close, as for any coding this client does not know.
+      let chunks = "2\r\n{}\r\n0\r\n\r\n"
+      let server = try ScriptedHTTPServer { _ in
+        .sendThenClose("HTTP/1.1 200 OK\r\nTransfer-Encoding: chun\u{212A}ed\r\n\r\n\(chunks)")
+      }
+      defer { server.stop() }
+      let response = try HTTPTransport(timeout: .seconds(5)).send(try server.get())
+      #expect(response.body == Data(chunks.utf8))
+    }
+
     @Test func aLocationIsSentWithEveryByteAPathCannotHoldPercentEncoded() throws {
       let address = try #require(URL(string: "http://127.0.0.1:8200/"))
       let url = OpenBaoClient.url(address, "secret/data/a b/%41/é;?#[]/x-._~!$&'()*+,=:@", query: "version=2")
