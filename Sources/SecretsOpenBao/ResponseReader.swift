@@ -235,7 +235,7 @@ private struct Head {
       let value = String(decoding: Self.trimmed(line[(colon + 1)...]), as: UTF8.self)
       fields[name] = fields[name].map { "\($0), \(value)" } ?? value
     }
-    let connection = Set(Self.lowercased(fields["connection"] ?? "").split(separator: ",").map { $0.trimmed })
+    let connection = Set(Self.elements(of: fields["connection"] ?? ""))
     // HTTP/1.1 keeps the connection unless told otherwise; HTTP/1.0 only when told to.
     keepsAlive =
       !connection.contains("close") && (statusLine.starts(with: "HTTP/1.1".utf8) || connection.contains("keep-alive"))
@@ -261,10 +261,13 @@ private struct Head {
     return lines
   }
 
-  /// A field's value in lower case, ASCII letters only: HTTP's tokens are ASCII, and Unicode's
-  /// rules would turn other letters into some (the Kelvin sign into `k`).
-  private static func lowercased(_ text: String) -> String {
-    String(decoding: text.utf8.map(lowercased), as: UTF8.self)
+  /// The comma-separated elements of a field's value, without the blanks around them, in lower
+  /// case for ASCII letters only: HTTP's tokens are ASCII, and Unicode's rules would turn other
+  /// letters into some (the Kelvin sign into `k`).
+  private static func elements(of value: String) -> [String] {
+    value.utf8.split(separator: UInt8(ascii: ",")).map {
+      String(decoding: trimmed(ArraySlice($0)).map(lowercased), as: UTF8.self)
+    }
   }
 
   private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
@@ -283,26 +286,17 @@ private struct Head {
 
   /// `Transfer-Encoding` ends in `chunked`.
   var isChunked: Bool {
-    fields["transfer-encoding"].map(Self.lowercased)?.split(separator: ",").last?.trimmed == "chunked"
+    fields["transfer-encoding"].map(Self.elements)?.last == "chunked"
   }
 
   /// `Content-Length`, nil when absent. Repeats that disagree, or a value that is not a
   /// number, are refused: the body's end would be a guess.
   func contentLength() throws(ExchangeFailure) -> Int? {
     guard let text = fields["content-length"] else { return nil }
-    let values = Set(text.split(separator: ",").map { $0.trimmed })
+    let values = Set(Self.elements(of: text))
     guard values.count == 1, let value = values.first, !value.isEmpty, value.count <= 18,
       value.utf8.allSatisfy({ (48...57).contains($0) }), let length = Int(value)
     else { throw ExchangeFailure(reason: "the server's answer has an invalid Content-Length") }
     return length
-  }
-}
-
-extension Substring {
-  /// Without the spaces and tabs around it.
-  fileprivate var trimmed: String {
-    let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-    guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else { return "" }
-    return String(self[first...last])
   }
 }

@@ -20,11 +20,10 @@ struct SecretdAllocationTests {
   /// not found (perf could not unwind secretd's 4-byte mallocs); GLib's per-type caches, which
   /// free and remake an entry when no value of the type is alive, would make such a count
   /// depend on timing. A change that allocates less should lower them; one that allocates more
-  /// must say why here. (7,820
-  /// until the client read the found items' attributes and secrets in one round, issue 36; 5,250
-  /// until a lookup by service and account read the item's attributes to match them exactly, one
-  /// more call per lookup, issue 30; 8250 until `DBusValue` boxed only its nested cases and built
-  /// containers on the stack, issue 27.)
+  /// must say why here. (7,820 until the client read the found items' attributes and secrets in
+  /// one round, issue 36; 5,250 until a lookup by service and account read the item's attributes
+  /// to match them exactly, one more call per lookup, issue 30; 8250 until `DBusValue` boxed only
+  /// its nested cases and built containers on the stack, issue 27.)
   static let allocationsPerTenLookups: Set = [5450, 5453, 5455]
 
   @Test("ten lookups cost secretd exactly today's allocations, the same with 1,000 items stored as with 1")

@@ -38,7 +38,7 @@ struct ReadingThreadTests {
     let smallPath = ObjectPaths.item(ItemReference(collection: "session", item: 1))
     let collection = ObjectPaths.collection("session")
     func quick(_ path: String, _ interface: String, _ member: String, _ values: [DBusValue] = []) -> Bool {
-      daemon.isQuick(path: path, interface: interface, member: member, arguments: Self.arguments(values))
+      daemon.weight(path: path, interface: interface, member: member, arguments: Self.arguments(values)) == .quick
     }
     let session = DBusValue.objectPath("/org/freedesktop/secrets/session/s1")
 

@@ -57,11 +57,6 @@ extension Daemon {
     }
   }
 
-  /// Whether a call may be answered on the reading thread (``weight(path:interface:member:arguments:)``).
-  func isQuick(path: String, interface: String, member: String, arguments: Variant) -> Bool {
-    weight(path: path, interface: interface, member: member, arguments: arguments) == .quick
-  }
-
   /// Whether the declared cost of `method` is small for these arguments; nil when that needs
   /// the store and a writer holds it.
   private func isSmall(_ method: DeclaredMethod, _ path: String, _ arguments: Variant) -> Bool? {
