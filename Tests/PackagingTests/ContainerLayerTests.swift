@@ -30,11 +30,9 @@ struct ContainerLayerTests {
       echo changed > "$container/etc/marker"
       echo "layer: $(cat "$container/etc/marker"), below: $(cat "$root/etc/marker"), upper on $(stat -fc %T "$container_run/upper")"
       """
-    let run = try await onOwnThread {
-      try runProcess(
-        "unshare", ["--mount", "--propagation", "private", "bash", "-c", script, "layer-test", packageRoot.path],
-        environment: environmentWithoutBus, in: URL(filePath: "/tmp"))
-    }
+    let run = try await runProcessOnOwnThread(
+      "unshare", ["--mount", "--propagation", "private", "bash", "-c", script, "layer-test", packageRoot.path],
+      environment: environmentWithoutBus, in: URL(filePath: "/tmp"))
     let output = run.stdoutText + run.stderrText
     if run.status == 77 || output.contains("no overlay here") {
       if SecurityTests.required { Issue.record("cannot mount here: \(output)") } else { try Test.cancel("\(output)") }

@@ -49,9 +49,9 @@ struct DebianPackageTests {
   }
 
   @Test("lintian finds nothing to warn about in either package")
-  func lintianIsQuiet() throws {
+  func lintianIsQuiet() async throws {
     let debs = [try Self.deb("swift-secrets").path, try Self.deb("swift-secrets-openbao").path]
-    let lintian = try runProcess(
+    let lintian = try await runProcessOnOwnThread(
       "lintian", ["--display-info"] + debs, environment: environmentWithoutBus, in: Self.folder)
     let lines = lintian.stdoutText.split(separator: "\n")
     #expect(lintian.status == 0, "\(lintian.stdoutText)\(lintian.stderrText)")
@@ -62,13 +62,13 @@ struct DebianPackageTests {
   }
 
   @Test("the packaged binaries are stripped and carry the Swift runtime inside (no libswift to load)")
-  func binariesAreStrippedAndStatic() throws {
+  func binariesAreStrippedAndStatic() async throws {
     let unpacked = FileManager.default.temporaryDirectory.appending(path: "deb-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: unpacked) }
     for (package, binaries) in [
       ("swift-secrets", ["secretd", "secretctl"]), ("swift-secrets-openbao", ["secretctl-bao"]),
     ] {
-      let extracted = try runProcess(
+      let extracted = try await runProcessOnOwnThread(
         "dpkg-deb", ["-x", try Self.deb(package).path, unpacked.path], environment: environmentWithoutBus,
         in: Self.folder)
       try #require(extracted.status == 0, "\(extracted.stderrText)")
@@ -91,7 +91,7 @@ struct DebianPackageTests {
   }
 
   @Test("make deb packages on a machine where git has no identity, and names the project as maintainer")
-  func packagingNeedsNoGitIdentity() throws {
+  func packagingNeedsNoGitIdentity() async throws {
     let scratch = FileManager.default.temporaryDirectory.appending(path: "deb-identity-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: scratch) }
@@ -103,7 +103,7 @@ struct DebianPackageTests {
     let noIdentity = try runProcess(
       "git", ["-C", packageRoot.path, "config", "user.name"], environment: environment, in: scratch)
     #expect(noIdentity.status != 0, "git still has an identity here, so this test would prove nothing")
-    let packaged = try runProcess(
+    let packaged = try await runProcessOnOwnThread(
       packageRoot.appending(path: "scripts/package-deb").path,
       [packageRoot.appending(path: ".build/release").path, scratch.appending(path: "deb").path],
       environment: environment, in: scratch)

@@ -43,10 +43,10 @@ struct HeadlessTests {
   @Test(
     "secretd run gives one command a bus with secretd, where secret-tool, python keyring and git's helper work; its status is the command's; nothing is left after"
   )
-  func runServesOneCommandAndLeavesNothing() throws {
+  func runServesOneCommandAndLeavesNothing() async throws {
     let (folder, environment) = try Self.scratch()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let ran = try runProcess(
+    let ran = try await runProcessOnOwnThread(
       secretdPath(), ["run", "--", "sh", "-c", Self.clients + "\nexit 7"], environment: environment, in: folder)
     #expect(ran.status == 7, "\(ran.stderrText)")
     #expect(ran.stdoutText == "hunter2\nfrom-keyring\npassword=from-git\n", "\(ran.stderrText)")
@@ -62,12 +62,12 @@ struct HeadlessTests {
     let (folder, environment) = try Self.scratch()
     defer { try? FileManager.default.removeItem(at: folder) }
     let secretd = secretdPath()
-    let first = try runProcess(
+    let first = try await runProcessOnOwnThread(
       "sh", ["-c", "eval \"$(\"$0\" --agent -s)\" && \(Self.clients) && echo pid=$SECRETD_AGENT_PID", secretd],
       environment: environment, in: folder)
     #expect(first.status == 0, "\(first.stderrText)")
     #expect(first.stdoutText.hasPrefix("hunter2\nfrom-keyring\npassword=from-git\npid="), "\(first.stderrText)")
-    let later = try runProcess(
+    let later = try await runProcessOnOwnThread(
       "sh",
       [
         "-c",
@@ -87,7 +87,7 @@ struct HeadlessTests {
   }
 
   @Test("in fish, the agent's --fish lines serve secret-tool, and its --kill lines forget the bus")
-  func theAgentSpeaksFish() throws {
+  func theAgentSpeaksFish() async throws {
     let (folder, environment) = try Self.scratch()
     defer { try? FileManager.default.removeItem(at: folder) }
     let script = """
@@ -96,7 +96,8 @@ struct HeadlessTests {
       secret-tool lookup service fish account f; and echo
       $argv[1] --agent --kill --fish
       """
-    let fish = try runProcess("fish", ["-c", script, secretdPath()], environment: environment, in: folder)
+    let fish = try await runProcessOnOwnThread(
+      "fish", ["-c", script, secretdPath()], environment: environment, in: folder)
     #expect(fish.status == 0, "\(fish.stderrText)")
     #expect(
       fish.stdoutText == "fishy\nset -e DBUS_SESSION_BUS_ADDRESS;\nset -e SECRETD_AGENT_PID;\n", "\(fish.stderrText)")

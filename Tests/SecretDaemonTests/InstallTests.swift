@@ -106,9 +106,8 @@ struct InstallTests {
         --method org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | awk '{print $2}' | tr -d ',)')
       test "$(cat /proc/$owner/comm)" = secretd || exit 12
       """
-    let run = try await onOwnThread {
-      try runProcess("dbus-run-session", ["--", "sh", "-c", script], environment: sessionEnvironment, in: home)
-    }
+    let run = try await runProcessOnOwnThread(
+      "dbus-run-session", ["--", "sh", "-c", script], environment: sessionEnvironment, in: home)
     #expect(run.status == 0, "exit \(run.status): \(run.stderrText)")
   }
 

@@ -107,15 +107,11 @@ struct SessionEvictionTests {
             read += 1
         print(read)
         """
-      var withSource = instance.environment
-      withSource["PYTHONPATH"] =
-        instance.bus.directory.appending(path: SecretStorageRelease.newest.sdist).path
-      let environment = withSource
-      let run = try await onOwnThread {
-        try runProcess(
-          "timeout", ["300", SecretStorageSuiteTests.python, "-c", script], environment: environment,
-          in: instance.bus.directory)
-      }
+      var environment = instance.environment
+      environment["PYTHONPATH"] = instance.bus.directory.appending(path: SecretStorageRelease.newest.sdist).path
+      let run = try await runProcessOnOwnThread(
+        "timeout", ["300", SecretStorageSuiteTests.python, "-c", script], environment: environment,
+        in: instance.bus.directory)
       #expect(run.status == 0, "\(run.stderrText)")
       #expect(run.stdoutText == "\(count)\n", "\(run.stderrText)")
     }

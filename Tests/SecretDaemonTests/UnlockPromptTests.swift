@@ -25,10 +25,8 @@ struct UnlockPromptTests {
         """
       let environment = instance.environment
       let directory = instance.bus.directory
-      async let python = onOwnThread {
-        try runProcess(
-          "timeout", ["60", SecretStorageSuiteTests.python, "-c", script], environment: environment, in: directory)
-      }
+      async let python = runProcessOnOwnThread(
+        "timeout", ["60", SecretStorageSuiteTests.python, "-c", script], environment: environment, in: directory)
       try await eventually("python to wait on the prompt", seconds: 30) {
         Self.log(instance).contains("a client waits for /org/freedesktop/secrets/collection/login to be unlocked")
       }
@@ -64,10 +62,9 @@ struct UnlockPromptTests {
             unwrap_msg(connection.send_and_get_reply(new_method_call(prompt, 'Dismiss')))
             print(connection.recv_until_filtered(queue, timeout=10).body)
         """
-      let run = try await onOwnThread { [environment = instance.environment, directory = instance.bus.directory] in
-        try runProcess(
-          "timeout", ["30", SecretStorageSuiteTests.python, "-c", script], environment: environment, in: directory)
-      }
+      let run = try await runProcessOnOwnThread(
+        "timeout", ["30", SecretStorageSuiteTests.python, "-c", script], environment: instance.environment,
+        in: instance.bus.directory)
       #expect(run.status == 0, "\(run.stderrText)")
       #expect(
         run.stdoutText == "[] True\norg.freedesktop.DBus.Error.UnknownMethod\n(True, ('ao', []))\n",

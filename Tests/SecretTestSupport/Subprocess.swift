@@ -50,6 +50,18 @@ public func runProcess(
     stderr: Array(try Data(contentsOf: URL(filePath: paths[2]))))
 }
 
+/// `runProcess` awaited on a thread of its own: for programs that run for seconds or minutes
+/// (packaging, a shell session, a python suite), which must never hold one of Swift's few pool
+/// threads while other tests' deadlines wait for one.
+public func runProcessOnOwnThread(
+  _ executable: String, _ arguments: [String], input: [UInt8]? = nil, environment: [String: String],
+  in directory: URL
+) async throws -> ProcessOutput {
+  try await onOwnThread {
+    try runProcess(executable, arguments, input: input, environment: environment, in: directory)
+  }
+}
+
 /// Runs blocking `body` on a thread of its own and awaits it, so that long waits (a whole python
 /// suite, `concurrentPerform`) never hold one of Swift's few pool threads, which other tests'
 /// deadlines need.

@@ -31,9 +31,8 @@
 
     /// Runs `script` with `arguments`, outside any test bus, on a thread of its own.
     public static func run(_ script: URL, _ arguments: [String]) async throws -> ContainerCheck {
-      let run = try await onOwnThread {
-        try runProcess(script.path, arguments, environment: environmentWithoutBus, in: URL(filePath: "/tmp"))
-      }
+      let run = try await runProcessOnOwnThread(
+        script.path, arguments, environment: environmentWithoutBus, in: URL(filePath: "/tmp"))
       let transcript = run.stdoutText + run.stderrText
       guard run.status == 77 else { return .ran(status: run.status, transcript: transcript) }
       let reason = transcript.split(separator: "\n").first { $0.hasPrefix("skipped: ") }
