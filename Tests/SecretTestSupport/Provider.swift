@@ -159,11 +159,11 @@ public func withProvider<T>(
   _ provider: Provider, busName: String = "org.freedesktop.secrets", everyUser: Bool = false, arguments: [String] = [],
   providerEnvironment: [String: String] = [:], secretd: URL? = nil, _ body: (ProviderInstance) async throws -> T
 ) async throws -> T {
-  // Started on the calling thread: that bounds how many providers run at once by the width of
-  // Swift's pool, and each holds inotify instances, of which a user may have only 128.
-  let instance = try ProviderInstance(
-    provider: provider, bus: try PrivateBus(everyUser: everyUser), busName: busName, arguments: arguments,
-    providerEnvironment: providerEnvironment, secretd: secretd)
+  let instance = try await providerStarts.start {
+    try ProviderInstance(
+      provider: provider, bus: try PrivateBus(everyUser: everyUser), busName: busName, arguments: arguments,
+      providerEnvironment: providerEnvironment, secretd: secretd)
+  }
   defer { instance.stop() }
   return try await body(instance)
 }
