@@ -93,6 +93,9 @@ let package = Package(
     .executableTarget(
       name: "secrets-child", dependencies: ["Secrets", "SecretTestSupport"], path: "Tests/SecretsChild",
       swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "secret-client-child", dependencies: ["SecretClient"], path: "Tests/SecretClientChild",
+      swiftSettings: swiftSettings),
     .testTarget(
       name: "SharedStateTests",
       dependencies: ["SharedState", "SharedStateChild", "SecretTestSupport", "favourites-example"],
@@ -109,7 +112,8 @@ let package = Package(
       dependencies: ["SecretsOpenBao", "Secrets", "SecretTestSupport", "secretctl", "secretctl-bao"],
       swiftSettings: swiftSettings),
     .testTarget(
-      name: "SecretClientTests", dependencies: ["SecretClient", "SecretTestSupport"], swiftSettings: swiftSettings),
+      name: "SecretClientTests", dependencies: ["SecretClient", "SecretTestSupport", "secret-client-child"],
+      swiftSettings: swiftSettings),
     .testTarget(
       name: "SecretCLITests", dependencies: ["SecretCLI", "SecretClient", "SecretTestSupport", "CommandLineSyntax"],
       swiftSettings: swiftSettings),

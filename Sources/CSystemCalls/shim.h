@@ -120,6 +120,8 @@ static inline int secretd_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_op
 // prctl is variadic: make the process non-dumpable (no core, no ptrace by peers).
 static inline int secretd_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 static inline int secretd_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
+/// Names the calling thread; the kernel keeps its first 15 bytes.
+static inline int secretd_set_thread_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 // ioctl is variadic: the bytes waiting to be read on a socket (FIONREAD), or -1.
 static inline int secretd_unread_bytes(int fd) {

@@ -34,7 +34,7 @@ public final class SecretClient: Sendable {
 
   private let handle = Mutex<ServiceHandle?>(nil)
   /// Where `async` calls run their blocking libsecret work.
-  let executor: BlockingExecutor
+  let executor = BlockingExecutor.shared
 
   /// Creates a client. Nothing is contacted until the first call, so this never fails.
   ///
@@ -49,12 +49,7 @@ public final class SecretClient: Sendable {
   ///   - busName: the provider's name; `org.freedesktop.secrets` unless given (or set in
   ///     `SECRET_SERVICE_BUS_NAME`).
   ///   - allowsPlainTransfer: use a provider that cannot encrypt secrets on the bus.
-  public convenience init(bus: Bus = .session, busName: String? = nil, allowsPlainTransfer: Bool = false) {
-    self.init(bus: bus, busName: busName, allowsPlainTransfer: allowsPlainTransfer, executor: .shared)
-  }
-
-  init(bus: Bus, busName: String?, allowsPlainTransfer: Bool = false, executor: BlockingExecutor) {
-    self.executor = executor
+  public init(bus: Bus = .session, busName: String? = nil, allowsPlainTransfer: Bool = false) {
     self.bus = bus
     self.allowsPlainTransfer = allowsPlainTransfer
     self.busName =

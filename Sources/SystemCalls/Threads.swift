@@ -1,18 +1,23 @@
 // Threads of our own, for work that must stay off Swift's cooperative pool.
+import CSystemCalls
 import Glibc
 
 /// Starts detached threads. Wraps pthread_create.
 package enum NativeThread {
-  /// Runs `body` on a new detached thread; the process stops if no thread can be started, as
-  /// with Foundation's `Thread.start()`. `name` says which thread in that message.
+  /// Runs `body` on a new detached thread named `name` (its first 15 bytes: what ps, top, gdb and
+  /// /proc show); the process stops if no thread can be started, as with
+  /// Foundation's `Thread.start()`, and `name` says which thread in that message.
   package static func detach(name: String, _ body: @escaping @Sendable () -> Void) {
-    let box = Unmanaged.passRetained(Body(body)).toOpaque()
+    let box = Unmanaged.passRetained(Body(name: name, run: body)).toOpaque()
     var thread = pthread_t()
     let result = pthread_create(
       &thread, nil,
       { box in
         guard let box else { return nil }
-        Unmanaged<Body>.fromOpaque(box).takeRetainedValue().run()
+        let body = Unmanaged<Body>.fromOpaque(box).takeRetainedValue()
+        // A name is only a label: a thread that cannot take one runs all the same.
+        _ = secretd_set_thread_name(body.name)
+        body.run()
         return nil
       }, box)
     guard result == 0 else { fatalError("cannot start thread \(name): \(Errno(code: result))") }
@@ -27,8 +32,13 @@ package enum NativeThread {
   }
 
   private final class Body: Sendable {
+    let name: String
     let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+
+    init(name: String, run: @escaping @Sendable () -> Void) {
+      self.name = name
+      self.run = run
+    }
   }
 }
 

@@ -26,9 +26,6 @@ final class BlockingExecutor: Sendable {
     self.maximumThreads = maximumThreads
   }
 
-  /// How many jobs are running right now; tests use it to know calls are in flight.
-  var busyCount: Int { state.withLock { $0.busy } }
-
   /// Runs `body` on one of the dedicated threads and resumes the caller with its result.
   func run<T: Sendable>(_ body: @escaping @Sendable () throws(SecretError) -> T) async throws(SecretError) -> T {
     let result: Result<T, SecretError> = await withCheckedContinuation { continuation in
