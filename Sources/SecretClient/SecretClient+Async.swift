@@ -134,6 +134,6 @@ extension SecretClient {
   private func offload<T: Sendable>(_ body: @escaping @Sendable (SecretClient) throws(SecretError) -> T)
     async throws(SecretError) -> T
   {
-    try await executor.run { () throws(SecretError) -> T in try body(self) }
+    try await BlockingExecutor.shared.run { () throws(SecretError) -> T in try body(self) }
   }
 }

@@ -33,8 +33,6 @@ public final class SecretClient: Sendable {
   public let allowsPlainTransfer: Bool
 
   private let handle = Mutex<ServiceHandle?>(nil)
-  /// Where `async` calls run their blocking libsecret work.
-  let executor = BlockingExecutor.shared
 
   /// Creates a client. Nothing is contacted until the first call, so this never fails.
   ///

@@ -4,8 +4,8 @@ import Glibc
 
 /// Starts detached threads. Wraps pthread_create.
 package enum NativeThread {
-  /// Runs `body` on a new detached thread named `name` (its first 15 bytes: what ps, top, gdb and
-  /// /proc show); the process stops if no thread can be started, as with
+  /// Runs `body` on a new detached thread named `name`, what ps, top, gdb and /proc show (Linux
+  /// keeps its first 15 bytes); the process stops if no thread can be started, as with
   /// Foundation's `Thread.start()`, and `name` says which thread in that message.
   package static func detach(name: String, _ body: @escaping @Sendable () -> Void) {
     let box = Unmanaged.passRetained(Body(name: name, run: body)).toOpaque()

@@ -16,7 +16,7 @@ package final class KeyPairReserve: Sendable {
   package init(refilling: Bool) {
     wake = refilling ? NativeSemaphore() : nil
     Gcrypt.initialize()
-    NativeThread.detach(name: "key-pair-reserve") { [self] in
+    NativeThread.detach(name: "key-pairs") { [self] in
       refill()
       guard let wake else { return }
       while true {

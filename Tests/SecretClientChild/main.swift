@@ -1,17 +1,17 @@
 // A process of its own for the claim that SecretClient's blocking libsecret calls leave Swift's
-// pool free. In the test runner other suites keep the pool's threads busy for seconds at a time
-// (providers starting, processes waited for), so only a process where nothing else runs can
-// tell a pool these calls hold from a pool other work holds.
+// pool free. In the test runner any other test may block the pool's threads for seconds (a
+// process waited for, a provider stopped), so only a process where nothing else runs can tell a
+// pool these calls hold from a pool other work holds.
 //
 //   secret-client-child ADDRESS BUS_NAME PROVIDER_PID
 //
-// Stores an item, freezes the provider (SIGSTOP), starts eight reads, and waits until eight of
-// SecretClient's blocking threads exist (each is made only when every other one is busy, so
-// eight means eight calls in flight). Then a task unrelated to them must run, on the pool, while
-// they hang; then the provider is thawed and every read must return the item. All waiting is
-// done here on the main thread, which is not the pool's, each with a deadline. One line per step
-// that held; exit 1 at the first that did not.
-import Dispatch
+// Stores an item, freezes the provider (SIGSTOP), and starts one read more than the pool has
+// threads. SecretClient adds a blocking thread whenever its queued calls outnumber its idle
+// threads, and none returns while the provider is frozen, so as many threads as reads means every
+// read is in flight on them. Then a task unrelated to them must run on the pool while they hang;
+// then the provider is thawed and every read must return the item. All waiting is done here on
+// the main thread, which is not the pool's, each wait with a deadline. One line per step that
+// held; exit 1 at the first that did not.
 import Foundation
 import SecretClient
 import Synchronization
@@ -45,27 +45,30 @@ func blockingThreads() -> Int {
   let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
   return tasks.count { task in
     let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
-    return name?.hasPrefix("secret-blocking") == true
+    return name?.hasPrefix(SecretClient.blockingThreadName) == true
   }
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let provider = Int32(arguments[3]) else {
+guard arguments.count == 4, let provider = Int32(arguments[3]), provider > 0 else {
   fail("usage: secret-client-child ADDRESS BUS_NAME PROVIDER_PID")
 }
+// Swift's pool has a thread per core.
+let calls = ProcessInfo.processInfo.activeProcessorCount + 1
+guard calls <= 64 else { fail("\(calls) calls would need more than SecretClient's 64 blocking threads") }
 let client = SecretClient(bus: .address(arguments[1]), busName: arguments[2])
 do { try client.write(SecretValue("value"), service: "frozen", account: "a") } catch {
   fail("the first write failed: \(error)")
 }
 
 kill(provider, SIGSTOP)
-let reads = (0..<8).map { _ in Task.detached { try await client.read(service: "frozen", account: "a")?.text } }
+let reads = (0..<calls).map { _ in Task.detached { try await client.read(service: "frozen", account: "a")?.text } }
 let deadline = ContinuousClock.now + .seconds(10)
-while blockingThreads() < 8 {
-  guard ContinuousClock.now < deadline else { fail("only \(blockingThreads()) blocking threads after 10 s") }
+while blockingThreads() < calls {
+  guard ContinuousClock.now < deadline else { fail("\(blockingThreads()) of \(calls) calls in flight after 10 s") }
   usleep(10_000)
 }
-print("eight calls in flight on SecretClient's own threads")
+print("more calls in flight on SecretClient's own threads than the pool has threads")
 guard wait("an unrelated task", seconds: 10, for: Task.detached { 6 * 7 }) == 42 else { fail("6 × 7 is not 42") }
 print("an unrelated task ran on the pool while they hung")
 
@@ -73,4 +76,4 @@ kill(provider, SIGCONT)
 for read in reads {
   guard wait("a read after the thaw", seconds: 20, for: read) == "value" else { fail("a read lost the value") }
 }
-print("thawed, all eight returned the value")
+print("thawed, every read returned the value")

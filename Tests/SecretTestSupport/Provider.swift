@@ -159,11 +159,12 @@ public func withProvider<T>(
   _ provider: Provider, busName: String = "org.freedesktop.secrets", everyUser: Bool = false, arguments: [String] = [],
   providerEnvironment: [String: String] = [:], secretd: URL? = nil, _ body: (ProviderInstance) async throws -> T
 ) async throws -> T {
-  let instance = try await providerStarts.start {
-    try ProviderInstance(
-      provider: provider, bus: try PrivateBus(everyUser: everyUser), busName: busName, arguments: arguments,
-      providerEnvironment: providerEnvironment, secretd: secretd)
-  }
+  // Started on the calling thread: that spaces the starts out by the width of Swift's pool (all
+  // started at once, on threads of their own, they used up the user's 128 inotify instances). A
+  // test that needs the pool free while others run does its check in a process of its own.
+  let instance = try ProviderInstance(
+    provider: provider, bus: try PrivateBus(everyUser: everyUser), busName: busName, arguments: arguments,
+    providerEnvironment: providerEnvironment, secretd: secretd)
   defer { instance.stop() }
   return try await body(instance)
 }

@@ -6,8 +6,8 @@ import SystemCalls
 /// libsecret's `_sync` functions iterate a private main loop until the D-Bus reply arrives, which
 /// can take as long as a prompt or a frozen provider. Running them on Swift's cooperative pool
 /// (two threads on a two-core machine) would stall every other task, so `async` calls hop here.
-/// A thread is added whenever every thread is busy, up to `maximumThreads`, so one slow provider
-/// cannot hold up calls to another; idle threads wait for the next job.
+/// A thread is added whenever the queued jobs outnumber the idle threads, up to `maximumThreads`,
+/// so one slow provider cannot hold up calls to another; idle threads wait for the next job.
 final class BlockingExecutor: Sendable {
   static let shared = BlockingExecutor()
 
@@ -18,13 +18,11 @@ final class BlockingExecutor: Sendable {
     var threads: Int { idle + busy }
   }
 
-  private let maximumThreads: Int
+  private let maximumThreads = 64
   private let state = Mutex(State())
   private let wakeUp = NativeSemaphore()
 
-  init(maximumThreads: Int = 64) {
-    self.maximumThreads = maximumThreads
-  }
+  private init() {}
 
   /// Runs `body` on one of the dedicated threads and resumes the caller with its result.
   func run<T: Sendable>(_ body: @escaping @Sendable () throws(SecretError) -> T) async throws(SecretError) -> T {
@@ -42,7 +40,7 @@ final class BlockingExecutor: Sendable {
       return true
     }
     if startThread {
-      NativeThread.detach(name: "secret-blocking") { [self] in work() }
+      NativeThread.detach(name: SecretClient.blockingThreadName) { [self] in work() }
     }
     wakeUp.signal()
   }
@@ -64,4 +62,10 @@ final class BlockingExecutor: Sendable {
       }
     }
   }
+}
+
+extension SecretClient {
+  /// The name of the threads that run blocking calls, as ps, gdb and /proc show it; the test that
+  /// the pool stays free counts them.
+  package static let blockingThreadName = "secret-blocking"
 }

@@ -57,14 +57,14 @@ package final class CredentialServer: Sendable {
   /// another.
   package func start() {
     let slots = NativeSemaphore(value: UInt32(Self.concurrentRequests))
-    NativeThread.detach(name: "secretd-credentials") { [self] in
+    NativeThread.detach(name: "secretd-creds") { [self] in
       while true {
         slots.wait()
         guard let connection = try? socket.accept() else {
           slots.signal()
           continue
         }
-        NativeThread.detach(name: "secretd-credential") { [self] in
+        NativeThread.detach(name: "secretd-cred") { [self] in
           answer(connection, before: .now + Self.deadline)
           connection.descriptor.close()
           slots.signal()

@@ -149,7 +149,7 @@ enum SignalRelay {
           return
         }
         state.started = true
-        NativeThread.detach(name: "SharedState.PendingWrites") { relayLoop(pipe) }
+        NativeThread.detach(name: "shared-writes") { relayLoop(pipe) }
       }
       for signal in signals where state.previous[signal] == nil {
         if signal.disposition.ignores { continue }
