@@ -131,7 +131,7 @@ extension SecretClient {
     try await offload { client throws(SecretError) in try client.changes(in: collection) }
   }
 
-  private func offload<T: Sendable>(_ body: @escaping @Sendable (SecretClient) throws(SecretError) -> T)
+  func offload<T: Sendable>(_ body: @escaping @Sendable (SecretClient) throws(SecretError) -> T)
     async throws(SecretError) -> T
   {
     try await BlockingExecutor.shared.run { () throws(SecretError) -> T in try body(self) }

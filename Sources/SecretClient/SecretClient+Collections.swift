@@ -144,6 +144,6 @@ extension SecretClient {
 
   /// Which connection and process own the provider's bus name; runs on a dedicated thread.
   public func provider() async throws(SecretError) -> ProviderInfo {
-    try await BlockingExecutor.shared.run { () throws(SecretError) -> ProviderInfo in try self.provider() }
+    try await offload { client throws(SecretError) in try client.provider() }
   }
 }

@@ -43,10 +43,7 @@ final class KVKeys: Sendable {
   /// JSON object of its fields.
   private func contents(of fields: [String: Any], at path: String) throws(OpenBaoError) -> [UInt8] {
     if let value = OpenBaoClient.Secret.text(of: fields["value"]) { return Array(value.utf8) }
-    guard let object = OpenBaoClient.json(of: fields) else {
-      throw .server(status: 200, path: client.dataPath(path, mount: nil), reason: "the answer is not a KV v2 secret")
-    }
-    return Array(object)
+    return Array(try client.json(of: fields, at: path))
   }
 
   /// Writes `bytes` as a new version, check-and-set on the version the keys' value is based on.

@@ -153,18 +153,19 @@ extension OpenBaoClient {
   /// `location` with each byte outside a path segment's characters and `/` (RFC 3986's pchar,
   /// without `;`) written `%XX`.
   private static func pathEncoded(_ location: String) -> String {
-    let hex = Array("0123456789ABCDEF".utf8)
     var encoded: [UInt8] = []
     encoded.reserveCapacity(location.utf8.count)
     for byte in location.utf8 {
       if isPathByte(byte) {
         encoded.append(byte)
       } else {
-        encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+        encoded += [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
       }
     }
     return String(decoding: encoded, as: UTF8.self)
   }
+
+  private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
   private static func isPathByte(_ byte: UInt8) -> Bool {
     switch byte {

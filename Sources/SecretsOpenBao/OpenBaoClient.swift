@@ -108,10 +108,7 @@ public final class OpenBaoClient: Sendable {
   /// the version asked for; nil when there is none or it is deleted.
   public func read(_ path: String, version: Int? = nil, mount: String? = nil) throws(OpenBaoError) -> Secret? {
     guard let (fields, version) = try readFields(path, version: version, mount: mount) else { return nil }
-    guard let data = Self.json(of: fields) else {
-      throw .server(status: 200, path: dataPath(path, mount: mount), reason: "the answer is not a KV v2 secret")
-    }
-    return Secret(data: data, version: version)
+    return Secret(data: try json(of: fields, at: path, mount: mount), version: version)
   }
 
   /// ``read(_:version:mount:)``'s fields as the answer's JSON parsed them, for a caller that
@@ -129,9 +126,12 @@ public final class OpenBaoClient: Sendable {
     return (fields, version)
   }
 
-  /// Fields as a JSON object, keys sorted.
-  static func json(of fields: [String: Any]) -> Data? {
-    try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+  /// The fields `readFields` gave for `path` as a JSON object, keys sorted.
+  func json(of fields: [String: Any], at path: String, mount: String? = nil) throws(OpenBaoError) -> Data {
+    guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else {
+      throw .server(status: 200, path: dataPath(path, mount: mount), reason: "the answer is not a KV v2 secret")
+    }
+    return data
   }
 
   /// The newest version of the secret at `path`, from its metadata (no secret is sent). Metadata

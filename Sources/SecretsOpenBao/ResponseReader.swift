@@ -220,10 +220,7 @@ private struct Head {
   /// that took it for the end of a line would frame the answer otherwise. So is a status line
   /// that is not `HTTP/1.x NNN …`.
   init(_ bytes: ArraySlice<UInt8>, size: Int) throws(ExchangeFailure) {
-    var lines = Self.lines(of: bytes)[...]
-    guard lines.allSatisfy({ !$0.contains(UInt8(ascii: "\r")) && !$0.contains(UInt8(ascii: "\n")) }) else {
-      throw ExchangeFailure(reason: "the server's answer has a lone CR or LF in its header fields")
-    }
+    var lines = try Self.lines(of: bytes)[...]
     guard let statusLine = lines.popFirst(), statusLine.starts(with: "HTTP/1.".utf8), statusLine.count >= 12,
       case let digits = statusLine.dropFirst(9).prefix(3),
       digits.allSatisfy(Self.isDigit), digits.first != UInt8(ascii: "0")
@@ -243,19 +240,23 @@ private struct Head {
     (self.fields, self.size) = (fields, size)
   }
 
-  /// The lines of `bytes`, split where CRLF is.
-  private static func lines(of bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+  /// The lines of `bytes`, split where CRLF is; a CR or LF that is not part of one is refused.
+  private static func lines(of bytes: ArraySlice<UInt8>) throws(ExchangeFailure) -> [ArraySlice<UInt8>] {
+    let (cr, lf) = (UInt8(ascii: "\r"), UInt8(ascii: "\n"))
     var lines: [ArraySlice<UInt8>] = []
     var start = bytes.startIndex
     var index = bytes.startIndex
-    while index + 1 < bytes.endIndex {
-      if bytes[index] == UInt8(ascii: "\r"), bytes[index + 1] == UInt8(ascii: "\n") {
-        lines.append(bytes[start..<index])
-        index += 2
-        start = index
-      } else {
+    while index < bytes.endIndex {
+      guard bytes[index] == cr || bytes[index] == lf else {
         index += 1
+        continue
       }
+      guard bytes[index] == cr, index + 1 < bytes.endIndex, bytes[index + 1] == lf else {
+        throw ExchangeFailure(reason: "the server's answer has a lone CR or LF in its header fields")
+      }
+      lines.append(bytes[start..<index])
+      index += 2
+      start = index
     }
     lines.append(bytes[start...])
     return lines
@@ -295,7 +296,7 @@ private struct Head {
     guard let text = fields["content-length"] else { return nil }
     let values = Set(Self.elements(of: text))
     guard values.count == 1, let value = values.first, !value.isEmpty, value.count <= 18,
-      value.utf8.allSatisfy({ (48...57).contains($0) }), let length = Int(value)
+      value.utf8.allSatisfy(Self.isDigit), let length = Int(value)
     else { throw ExchangeFailure(reason: "the server's answer has an invalid Content-Length") }
     return length
   }

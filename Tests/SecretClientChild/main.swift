@@ -22,6 +22,7 @@ func fail(_ reason: String) -> Never {
 }
 
 /// Waits on this (main, non-pool) thread for `task`, at most `seconds`.
+@discardableResult
 func wait<T: Sendable>(_ what: String, seconds: Int, for task: Task<T, any Error>) -> T {
   let outcome = Mutex<Result<T, any Error>?>(nil)
   let done = DispatchSemaphore(value: 0)
@@ -69,7 +70,7 @@ while blockingThreads() < calls {
   usleep(10_000)
 }
 print("more calls in flight on SecretClient's own threads than the pool has threads")
-guard wait("an unrelated task", seconds: 10, for: Task.detached { 6 * 7 }) == 42 else { fail("6 × 7 is not 42") }
+wait("an unrelated task", seconds: 10, for: Task.detached {})
 print("an unrelated task ran on the pool while they hung")
 
 kill(provider, SIGCONT)

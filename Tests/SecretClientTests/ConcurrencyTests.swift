@@ -32,22 +32,18 @@ struct ConcurrencyTests {
   @Test(arguments: Provider.all)
   func blockedCallsLeaveTheCooperativePoolFree(provider: Provider) async throws {
     try await withProvider(provider) { instance in
-      let child = try await runProcessOnOwnThread(
-        "timeout",
-        [
-          "--kill-after=5", "60", try builtExecutable("secret-client-child").path, instance.busAddress,
-          instance.busName,
-          "\(instance.pid)",
-        ],
+      let child = try builtExecutable("secret-client-child").path
+      let run = try await runProcessOnOwnThread(
+        "timeout", ["--kill-after=5", "60", child, instance.busAddress, instance.busName, "\(instance.pid)"],
         environment: instance.environment, in: instance.bus.directory)
-      #expect(child.status == 0, "exit \(child.status): \(child.stderrText)")
+      #expect(run.status == 0, "exit \(run.status): \(run.stderrText)")
       #expect(
-        child.stdoutText == """
+        run.stdoutText == """
           more calls in flight on SecretClient's own threads than the pool has threads
           an unrelated task ran on the pool while they hung
           thawed, every read returned the value
 
-          """, "exit \(child.status): \(child.stderrText)")
+          """, "exit \(run.status): \(run.stderrText)")
     }
   }
 }
