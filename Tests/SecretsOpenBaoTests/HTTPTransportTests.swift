@@ -43,19 +43,15 @@ extension OpenBaoTests {
     }
 
     @Test func aChunkedAnswerWithExtensionsAndTrailersIsReadWhole() throws {
-      let server = try ScriptedHTTPServer { _ in
-        .send(
-          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Vault-Index: seven\r\n\r\n"
-            + "5;name=x\r\n{\"a\":\r\n3\r\n\"b\"\r\n1\r\n}\r\n0\r\nTrailer: here\r\n\r\n")
-      }
-      defer { server.stop() }
-      let transport = HTTPTransport(timeout: .seconds(5))
-      for _ in 0..<2 {
-        let response = try transport.send(try server.get())
+      let (responses, connections) = try exchanges(
+        2,
+        answeredWith: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Vault-Index: seven\r\n\r\n"
+          + "5;name=x\r\n{\"a\":\r\n3\r\n\"b\"\r\n1\r\n}\r\n0\r\nTrailer: here\r\n\r\n")
+      for response in responses {
         #expect(String(decoding: response.body, as: UTF8.self) == #"{"a":"b"}"#)
         #expect(response.index == "seven")
       }
-      #expect(server.connectionCount == 1, "the connection is reused after a chunked answer")
+      #expect(connections == 1, "the connection is reused after a chunked answer")
     }
 
     @Test func informationalAnswersAndBodilessOnesLeaveTheConnectionReusable() throws {
@@ -75,29 +71,22 @@ extension OpenBaoTests {
     @Test func aServerThatSaysConnectionCloseGetsANewConnectionNextTime() throws {
       // The scripted server would answer a second request on the first connection: only the
       // client's reading of `Connection: close` makes it open another.
-      let server = try ScriptedHTTPServer { _ in
-        .send("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}")
-      }
-      defer { server.stop() }
-      let transport = HTTPTransport(timeout: .seconds(5))
-      for _ in 0..<3 { #expect(try transport.send(try server.get()).status == 200) }
-      #expect(server.connectionCount == 3)
+      let (responses, connections) = try exchanges(
+        3, answeredWith: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}")
+      for response in responses { #expect(response.status == 200) }
+      #expect(connections == 3)
     }
 
     @Test func fieldNamesInAnyCaseAndValuesPaddedWithBlanksAreReadAsHTTPDefinesThem() throws {
-      let server = try ScriptedHTTPServer { _ in
-        .send(
-          "HTTP/1.1 200 OK\r\ncontent-LENGTH: \t2 \r\nX-VAULT-INDEX:\tseven  \r\n"
-            + "CONNECTION:  Keep-Alive, CLOSE\r\n\r\n{}")
-      }
-      defer { server.stop() }
-      let transport = HTTPTransport(timeout: .seconds(5))
-      for _ in 0..<2 {
-        let response = try transport.send(try server.get())
+      let (responses, connections) = try exchanges(
+        2,
+        answeredWith: "HTTP/1.1 200 OK\r\ncontent-LENGTH: \t2 \r\nX-VAULT-INDEX:\tseven  \r\n"
+          + "CONNECTION:  Keep-Alive, CLOSE\r\n\r\n{}")
+      for response in responses {
         #expect(response.status == 200 && response.body == Data("{}".utf8))
         #expect(response.index == "seven")
       }
-      #expect(server.connectionCount == 2, "`close` among the Connection field's options is read, in any case")
+      #expect(connections == 2, "`close` among the Connection field's options is read, in any case")
     }
 
     @Test func aStatusLineThatIsNotHTTPOneIsRefused() throws {
@@ -264,6 +253,16 @@ extension OpenBaoTests {
       #expect(failure?.mayHaveArrived == false)
     }
   }
+}
+
+/// The answers to `count` GETs sent on one transport to a server that always sends `answer`, and
+/// how many connections they took.
+func exchanges(_ count: Int, answeredWith answer: String) throws -> (responses: [HTTPResponse], connections: Int) {
+  let server = try ScriptedHTTPServer { _ in .send(answer) }
+  defer { server.stop() }
+  let transport = HTTPTransport(timeout: .seconds(5))
+  let responses = try (0..<count).map { _ in try transport.send(try server.get()) }
+  return (responses, server.connectionCount)
 }
 
 /// Why the transport refused `answer`, sent whole by a server that then closes; nil when it read
